@@ -1,0 +1,70 @@
+"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck and tests.
+
+Every session installs what it needs from PyPI into its own virtualenv, so the only thing a
+fresh machine needs is Python 3.11+ and ``pip install nox``.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+CONTRACT_MODULES = [
+    "src/evalstop/cluster.py",
+    "src/evalstop/detectors.py",
+    "src/evalstop/event_queue.py",
+]
+
+
+def _install(session: nox.Session, *groups: str, extras: str = "") -> None:
+    session.install("-e", f".{extras}")
+    if groups:
+        session.install(*nox.project.dependency_groups(PYPROJECT, *groups))
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit, property and stateful tests under the default Hypothesis profile."""
+    _install(session, "test")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def props(session: nox.Session) -> None:
+    """The Hypothesis suites under the long profile (many more examples); not run by default."""
+    _install(session, "test")
+    session.run(
+        "pytest", "-m", "not slow or slow", "--hypothesis-profile=long", *session.posargs, "tests"
+    )
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on src and tests."""
+    _install(session, "typecheck")
+    session.run("mypy", "--strict", "src", "tests")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.run("ruff", "check", "src", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")
+
+
+@nox.session
+def crosshair(session: nox.Session) -> None:
+    """CrossHair checks the PEP 316 contracts of the pure core (exit 0 when none fails)."""
+    _install(session, "contracts")
+    session.run(
+        "crosshair",
+        "check",
+        "--analysis_kind=PEP316",
+        "--per_condition_timeout=4",
+        *CONTRACT_MODULES,
+    )

@@ -1,0 +1,1 @@
+"""evalstop: schedule RLHF fine-tuning jobs and stop the ones that are reward hacking."""
