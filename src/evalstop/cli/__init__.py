@@ -1,0 +1,65 @@
+"""The ``evalstop`` command line: ``simulate``, ``reproduce`` and ``replay``.
+
+Each subcommand lives in its own module with ``add_arguments(parser)`` and ``run(args) -> int``.
+Bad input ends in one line on stderr naming the problem and exit code 2, never a traceback
+(spec ``CLI-1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["CliError", "main"]
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("evalstop.cli.simulate", "simulate one policy on a synthetic workload"),
+    "reproduce": ("evalstop.cli.reproduce", "reproduce every experiment of the paper"),
+    "replay": ("evalstop.cli.replay", "run a detector over recorded training logs"),
+}
+
+
+class CliError(Exception):
+    """A problem with the user's input: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CliError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every available subcommand."""
+    parser = _Parser(prog="evalstop", description=__doc__.splitlines()[0] if __doc__ else None)
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name == module_name:
+                continue
+            raise
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``evalstop`` console script; returns the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        code: int = args.run(args)
+        return code
+    except CliError as error:
+        print(f"evalstop: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("evalstop: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
