@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import itertools
 import math
+from collections.abc import Iterable
 
 import attrs
 import numpy as np
@@ -71,6 +72,10 @@ def frozen_array(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 
 _array_eq = attrs.cmp_using(eq=np.array_equal)
+
+
+def _to_observations(values: Iterable[Observation]) -> tuple[Observation, ...]:
+    return tuple(values)
 
 
 @attrs.frozen(slots=True)
@@ -148,7 +153,7 @@ class Job:
 
     spec: JobSpec
     truth: JobTruth
-    observations: tuple[Observation, ...] = attrs.field(converter=tuple)
+    observations: tuple[Observation, ...] = attrs.field(converter=_to_observations)
 
     def __attrs_post_init__(self) -> None:
         n = self.spec.planned_evals
