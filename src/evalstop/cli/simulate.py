@@ -1,0 +1,83 @@
+"""``evalstop simulate``: one policy on one synthetic workload, as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from evalstop.cli import CliError
+from evalstop.cli.options import add_workload_arguments, workload_config
+from evalstop.simulate import Cluster, simulate
+from evalstop.summary import summarize
+from evalstop.systems import make_policy
+from evalstop.tables import format_table, pct
+from evalstop.workload import generate
+
+__all__ = ["add_arguments", "render", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--policy",
+        default="evalstop+srtf-est",
+        help="a base policy (fifo, sjf-est, srtf-est, loss-aware, las), optionally wrapped: "
+        "evalstop+BASE, stopat-0.65+BASE, lossplateau+BASE (default evalstop+srtf-est)",
+    )
+    parser.add_argument("--k", type=int, default=2, help="declines that trigger EvalStop (2)")
+    add_workload_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f} h"
+
+
+def render(summary: dict[str, Any]) -> str:
+    """The human-readable table of a summary."""
+    det = summary["detection"]
+
+    def rate(value: float | None) -> str:
+        return "n/a" if value is None else pct(value)
+
+    rows = [
+        ["jobs", str(summary["jobs"])],
+        ["JCT mean", _hours(summary["jct_mean"])],
+        ["JCT median", _hours(summary["jct_median"])],
+        ["JCT p95", _hours(summary["jct_p95"])],
+        ["queueing delay mean", _hours(summary["queueing_delay_mean"])],
+        ["makespan", _hours(summary["makespan"])],
+        ["GPU utilisation", pct(summary["utilization"])],
+        ["wasted GPU-time", f"{summary['wasted_gpu_time'] / 3600:,.0f} GPU-h"],
+        ["jobs stopped", str(summary["stopped"])],
+        ["precision (RLHF)", rate(det["precision"])],
+        ["recall (RLHF)", rate(det["recall"])],
+        ["false-positive rate", rate(det["fpr"])],
+    ]
+    for kind, stats in summary["jct_by_kind"].items():
+        rows.append([f"JCT mean, {kind} ({stats['count']})", _hours(stats["mean"])])
+    title = (
+        f"{summary['policy']} on {summary['gpus']} GPUs, seed {summary['seed']}, "
+        f"{summary['events']} events"
+    )
+    return format_table(["metric", "value"], rows, title=title)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = workload_config(args)
+    if args.k < 1:
+        raise CliError(f"--k must be >= 1, got {args.k}")
+    try:
+        policy = make_policy(args.policy, k=args.k)
+    except ValueError as error:
+        raise CliError(f"--policy: {error}") from None
+    workload = generate(config, args.seed)
+    result = simulate(workload, policy, Cluster(gpus=config.gpus))
+    summary = summarize(result, args.seed)
+    if args.json:
+        json.dump(summary, sys.stdout, sort_keys=True, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        print(render(summary))
+    return 0
