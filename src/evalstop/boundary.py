@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from evalstop.events import EventKind
 from evalstop.model import JobId, JobKind, JobSpec
 
 __all__ = [
@@ -130,6 +131,38 @@ class JobView:
         scale = abs(self.first_loss) or 1.0
         return (self.previous_loss - self.last_loss) / scale
 
+    def after_checkpoint(
+        self,
+        index: int,
+        service: int,
+        now: int,
+        score: float,
+        loss: float,
+        verdicts: tuple[Verdict, ...],
+    ) -> JobView:
+        """This view once checkpoint ``index`` has reported at ``now`` (a running job).
+
+        Built field by field rather than with ``attrs.evolve``: it runs once per event.
+        """
+        first_loss, previous_loss, last_loss = record_losses(self, loss)
+        return JobView(
+            job_id=self.job_id,
+            kind=self.kind,
+            gpus=self.gpus,
+            submit_time=self.submit_time,
+            estimated_duration=self.estimated_duration,
+            planned_evals=self.planned_evals,
+            evals_done=index,
+            service=service,
+            running_since=now,
+            preemptions=self.preemptions,
+            last_score=score,
+            first_loss=first_loss,
+            previous_loss=previous_loss,
+            last_loss=last_loss,
+            verdicts=verdicts,
+        )
+
     def verdict(self, detector: str) -> Verdict | None:
         """The verdict of the named detector, or None if it does not watch this job."""
         for verdict in self.verdicts:
@@ -166,6 +199,10 @@ class ClusterView:
 
     ``queued`` is in arrival order (ties by job id); ``running`` in start order. Finished and
     stopped jobs are not shown: no policy may act on them (spec ``ENG-5``).
+
+    ``cause`` says which kind of event prompted the decision (None when unknown) and
+    ``changed`` lists the views that event updated, so that a wrapper can look at the one job
+    that just reported instead of every job (None means "unknown: look at all of them").
     """
 
     time: int
@@ -173,6 +210,8 @@ class ClusterView:
     free_gpus: int
     queued: tuple[JobView, ...]
     running: tuple[JobView, ...]
+    cause: EventKind | None = None
+    changed: tuple[JobView, ...] | None = None
 
     def without_running(self, job_ids: Iterable[JobId]) -> ClusterView:
         """This view with the given running jobs removed and their GPUs counted as free."""
@@ -181,10 +220,17 @@ class ClusterView:
             return self
         kept = tuple(job for job in self.running if job.job_id not in drop)
         freed = sum(job.gpus for job in self.running if job.job_id in drop)
+        changed = (
+            None
+            if self.changed is None
+            else tuple(job for job in self.changed if job.job_id not in drop)
+        )
         return ClusterView(
             time=self.time,
             total_gpus=self.total_gpus,
             free_gpus=self.free_gpus + freed,
             queued=self.queued,
             running=kept,
+            cause=self.cause,
+            changed=changed,
         )

@@ -25,7 +25,6 @@ from evalstop.boundary import (
     ClusterView,
     JobView,
     make_job_view,
-    record_losses,
 )
 from evalstop.cluster import allocate, release
 from evalstop.decision import Decision
@@ -163,9 +162,14 @@ class Transition:
     log: tuple[LogRecord, ...]
 
 
+_NO_DECISION = Decision()
+
+
 def _queue_position(queued: Sequence[JobId], views: Mapping[JobId, ActiveJob], job: JobView) -> int:
-    keys = [(views[j].view.submit_time, j) for j in queued]
-    return bisect.bisect(keys, (job.submit_time, job.job_id))
+    # O(log q) probes: the queue is kept sorted by (submit time, job id).
+    return bisect.bisect(
+        queued, (job.submit_time, job.job_id), key=lambda j: (views[j].view.submit_time, j)
+    )
 
 
 def _checkpoint_event(time: int, job: Job, index: int, epoch: int) -> Event:
@@ -230,17 +234,13 @@ def step(world: World, state: SimState, event: Event) -> Transition:
         watches = tuple(
             observe(d, w, report) for d, w in zip(detectors, current.watches, strict=True)
         )
-        first_loss, previous_loss, last_loss = record_losses(current.view, obs.loss)
-        view = attrs.evolve(
-            current.view,
-            evals_done=index,
-            service=service,
-            running_since=now,
-            last_score=obs.eval_score,
-            verdicts=tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True)),
-            first_loss=first_loss,
-            previous_loss=previous_loss,
-            last_loss=last_loss,
+        view = current.view.after_checkpoint(
+            index,
+            service,
+            now,
+            obs.eval_score,
+            obs.loss,
+            tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True)),
         )
         log.append(
             LogRecord(
@@ -274,15 +274,23 @@ def step(world: World, state: SimState, event: Event) -> Transition:
             gap = job.checkpoint_service(index + 1) - service
             events.append(_checkpoint_event(now + gap, job, index + 1, current.epoch))
 
-    cluster = ClusterView(
-        time=now,
-        total_gpus=state.total_gpus,
-        free_gpus=free,
-        queued=tuple(active[j].view for j in queued),
-        running=tuple(active[j].view for j in running),
-    )
-    decision = world.policy(cluster)
-    _validate(decision, cluster, world.jobs)
+    decision = _NO_DECISION
+    reported = active.get(job_id)
+    changed_view = reported.view if reported and event.kind is EventKind.CHECKPOINT else None
+    needs_decision = getattr(world.policy, "needs_decision", None)
+    if needs_decision is None or needs_decision(event.kind, changed_view):
+        changed = () if changed_view is None else (changed_view,)
+        cluster = ClusterView(
+            time=now,
+            total_gpus=state.total_gpus,
+            free_gpus=free,
+            queued=tuple(active[j].view for j in queued),
+            running=tuple(active[j].view for j in running),
+            cause=event.kind,
+            changed=changed,
+        )
+        decision = world.policy(cluster)
+        _validate(decision, cluster, world.jobs)
 
     for order in decision.stop:
         entry = active.pop(order.job_id)
@@ -348,6 +356,8 @@ def step(world: World, state: SimState, event: Event) -> Transition:
 
 def _validate(decision: Decision, cluster: ClusterView, jobs: Mapping[JobId, Job]) -> None:
     """Raise :class:`InvalidDecisionError` unless ``decision`` can be applied whole (``ENG-8``)."""
+    if not (decision.start or decision.preempt or decision.stop):
+        return
     running = {job.job_id: job.gpus for job in cluster.running}
     queued = {job.job_id: job.gpus for job in cluster.queued}
     named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
@@ -441,10 +451,16 @@ class Simulator:
         self.queue.push(Event(job.spec.submit_time, EventKind.ARRIVAL, job.job_id))
 
     def advance(self) -> bool:
-        """Handle the next event; False when the queue is empty."""
-        if not len(self.queue):
+        """Handle the next event; False when the queue is empty.
+
+        The event leaves the queue only once :func:`step` has succeeded, so an
+        :class:`EngineError` (e.g. an invalid decision, ``ENG-8``) leaves the simulator as it was.
+        """
+        upcoming = self.queue.peek()
+        if upcoming is None:
             return False
-        transition = step(self.world, self.state, self.queue.pop())
+        transition = step(self.world, self.state, upcoming)
+        self.queue.pop()
         self.state = transition.state
         for event in transition.events:
             self.queue.push(event)

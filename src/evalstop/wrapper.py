@@ -12,9 +12,10 @@ from typing import Any
 
 import attrs
 
-from evalstop.boundary import ClusterView
+from evalstop.boundary import ClusterView, JobView
 from evalstop.decision import Decision, StopOrder
 from evalstop.detectors import DeclineDetector, Detector
+from evalstop.events import EventKind
 from evalstop.model import JobKind
 from evalstop.policies import Policy
 
@@ -37,6 +38,19 @@ class EvalStop:
     def name(self) -> str:
         return f"{self.detector.name}+{self.base.name}"
 
+    def _fired(self, job: JobView) -> bool:
+        if job.kind not in self.kinds or job.running_since is None:
+            return False
+        verdict = job.verdict(self.detector.name)
+        return verdict is not None and verdict.fired
+
+    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
+        """A decision is needed when the reporting job fired, or when the base wants one."""
+        if changed is not None and self._fired(changed):
+            return True
+        base_needs = getattr(self.base, "needs_decision", None)
+        return base_needs is None or bool(base_needs(cause, changed))
+
     @property
     def detectors(self) -> tuple[Detector[Any], ...]:
         inner = self.base.detectors
@@ -45,11 +59,13 @@ class EvalStop:
     def __call__(self, view: ClusterView) -> Decision:
         name = self.detector.name
         stops: list[StopOrder] = []
-        for job in view.running:
-            if job.kind not in self.kinds:
-                continue
-            verdict = job.verdict(name)
-            if verdict is not None and verdict.fired:
+        # Verdicts change only on the job that just reported (view.changed); when the view
+        # does not say, every running job is looked at.
+        candidates = view.running if view.changed is None else view.changed
+        for job in candidates:
+            if self._fired(job):
+                verdict = job.verdict(name)
+                assert verdict is not None
                 stops.append(StopOrder(job.job_id, name, verdict.best_step, verdict.best_score))
         remaining = view.without_running(order.job_id for order in stops)
         return self.base(remaining).with_stops(tuple(stops))
