@@ -1,0 +1,114 @@
+"""``evalstop reproduce``: every experiment of the paper, tables beside the paper's figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import attrs
+
+from evalstop.cli import CliError
+from evalstop.experiments.plan import FULL, QUICK, plan
+from evalstop.experiments.plots import PLOTS_HINT, plots_available, write_plots
+from evalstop.experiments.report import render_report
+from evalstop.experiments.results import build_results
+from evalstop.experiments.runner import default_workers, run_plan
+
+__all__ = ["ProgressBar", "add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK.seeds} seeds a cell and {QUICK.jobs} jobs (well under a "
+        f"minute) instead of {FULL.seeds} seeds and {FULL.jobs} jobs",
+    )
+    parser.add_argument("--seeds", type=int, default=None, help="seeds a cell (overrides)")
+    parser.add_argument("--jobs", type=int, default=None, help="jobs a workload (overrides)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write results.json and the PNG plots here",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help=f"worker processes (default one per core: {default_workers()})",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr; plain lines every 10% when stderr is not a terminal."""
+
+    def __init__(self, label: str, enabled: bool = True) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.start = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+        self.last_decile = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        if self.tty:
+            filled = int(30 * done / total)
+            bar = "#" * filled + "." * (30 - filled)
+            end = "\n" if done == total else ""
+            sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total} {elapsed:5.1f}s{end}")
+            sys.stderr.flush()
+        elif (decile := 10 * done // total) > self.last_decile:
+            self.last_decile = decile
+            sys.stderr.write(f"{self.label}: {done}/{total} workloads, {elapsed:.1f}s\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = QUICK if args.quick else FULL
+    if args.seeds is not None:
+        if args.seeds < 1:
+            raise CliError(f"--seeds must be >= 1, got {args.seeds}")
+        settings = attrs.evolve(settings, seeds=args.seeds)
+    if args.jobs is not None:
+        if args.jobs < 1:
+            raise CliError(f"--jobs must be >= 1, got {args.jobs}")
+        settings = attrs.evolve(settings, jobs=args.jobs)
+    workers = default_workers() if args.workers is None else args.workers
+    if workers < 1:
+        raise CliError(f"--workers must be >= 1, got {workers}")
+    out: Path | None = args.out
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            raise CliError(f"--out {out}: exists and is not a directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CliError(f"--out {out}: cannot create it ({error.strerror})") from None
+
+    sims = plan(settings)
+    started = time.perf_counter()
+    progress = ProgressBar(f"{len(sims)} simulations", enabled=not args.no_progress)
+    figures = run_plan(settings, sims, workers=workers, progress=progress)
+    results = build_results(settings, figures)
+    elapsed = time.perf_counter() - started
+    print(render_report(results))
+    print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {workers} worker(s)")
+    if out is not None:
+        path = out / "results.json"
+        path.write_text(
+            json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8"
+        )
+        print(f"wrote {path}")
+        if plots_available():
+            for png in write_plots(results, settings, out):
+                print(f"wrote {png}")
+        else:
+            print(PLOTS_HINT)
+    return 0

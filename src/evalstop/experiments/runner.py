@@ -1,0 +1,106 @@
+"""Run the planned simulations, in a process pool, with the same answers for any pool size.
+
+Simulations are grouped by workload (noise, hacking share, seed) so each workload is drawn
+once per group; groups are independent and pure, and their figures are put back in plan order,
+so the worker count changes the wall time only (spec ``REP-2``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from evalstop.detection import detection_metrics
+from evalstop.experiments.plan import Settings, Sim
+from evalstop.metrics import job_outcomes, system_metrics
+from evalstop.simulate import Cluster, simulate
+from evalstop.systems import make_policy
+from evalstop.workload import generate
+
+__all__ = ["Figures", "default_workers", "run_group", "run_plan"]
+
+Figures = dict[str, float]
+"""The per-simulation numbers the experiments aggregate."""
+
+Group = tuple[Settings, tuple[Sim, ...]]
+
+
+def default_workers() -> int:
+    """One worker per core."""
+    return max(1, os.cpu_count() or 1)
+
+
+def run_group(group: Group) -> list[tuple[Sim, Figures]]:
+    """Draw one workload and run every system of the group on it."""
+    settings, sims = group
+    first = sims[0]
+    workload = generate(settings.config(first.noise, first.hacking_share), first.seed)
+    jobs = {job.job_id: job for job in workload.jobs}
+    cluster = Cluster(gpus=settings.gpus)
+    out: list[tuple[Sim, Figures]] = []
+    for sim in sims:
+        result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
+        outcomes = job_outcomes(result)
+        system = system_metrics(result, list(outcomes.values()))
+        detection = detection_metrics(outcomes.values(), jobs)
+        out.append(
+            (
+                sim,
+                {
+                    "jct_mean": system.jct.mean,
+                    "jct_p95": system.jct.p95,
+                    "wasted_gpu_time": float(system.wasted_gpu_time),
+                    "utilization": system.utilization,
+                    "quality_retained_rlhf": system.quality_retained_rlhf,
+                    "stopped": float(system.stopped),
+                    "precision": detection.precision,
+                    "recall": detection.recall,
+                    "fpr": detection.fpr,
+                    "f1": detection.f1,
+                    "delay_evals": detection.delay_evals,
+                    "delay_gpu_hours": detection.delay_gpu_hours,
+                },
+            )
+        )
+    return out
+
+
+def _groups(settings: Settings, sims: Sequence[Sim]) -> list[Group]:
+    def workload_of(sim: Sim) -> tuple[float, float, int]:
+        return (sim.noise, sim.hacking_share, sim.seed)
+
+    ordered = sorted(sims, key=workload_of)
+    return [
+        (settings, tuple(members)) for _, members in itertools.groupby(ordered, key=workload_of)
+    ]
+
+
+def run_plan(
+    settings: Settings,
+    sims: Sequence[Sim],
+    *,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[Sim, Figures]:
+    """Figures of every simulation in ``sims``; ``progress(done, total)`` after each group."""
+    groups = _groups(settings, sims)
+    total = len(groups)
+    figures: dict[Sim, Figures] = {}
+    results: Iterator[list[tuple[Sim, Figures]]]
+    if workers <= 1:
+        results = map(run_group, groups)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        results = pool.map(run_group, groups)
+    try:
+        for done, pairs in enumerate(results, start=1):
+            figures.update(pairs)
+            if progress is not None:
+                progress(done, total)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return {sim: figures[sim] for sim in sims}
