@@ -68,3 +68,17 @@ def crosshair(session: nox.Session) -> None:
         "--per_condition_timeout=4",
         *CONTRACT_MODULES,
     )
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with mkdocs --strict (broken references fail the build)."""
+    _install(session, "docs")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Print the benchmark figures (simulator and monitor throughput)."""
+    _install(session)
+    session.run("python", "-m", "evalstop.bench")
