@@ -82,3 +82,10 @@ def bench(session: nox.Session) -> None:
     """Print the benchmark figures (simulator and monitor throughput)."""
     _install(session)
     session.run("python", "-m", "evalstop.bench")
+
+
+@nox.session
+def realdata(session: nox.Session) -> None:
+    """Regenerate docs/real-traces.md from ../shared/data/real-traces."""
+    _install(session)
+    session.run("python", "-m", "evalstop.realdata")

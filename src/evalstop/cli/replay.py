@@ -1,0 +1,147 @@
+"""``evalstop replay``: would a detector have stopped these recorded runs, and where?
+
+Reads each PATH as a trace (format detected, or forced with ``--format``), runs the detector
+over it through the online monitor and prints the stop step, the best checkpoint and the steps
+a stop saves, as a table or JSON (spec ``RPL``). Every file is read before anything is
+printed, so a bad file ends the command with one error line and no partial output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from evalstop.cli import CliError
+from evalstop.tables import format_table
+from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
+from evalstop.traces.replay import DETECTOR_NAMES, ReplayResult, make_detector, replay
+
+__all__ = ["add_arguments", "parse_where", "render", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="training logs to replay")
+    parser.add_argument("--metric", metavar="KEY", help="metric to replay (default: the only one)")
+    parser.add_argument("--k", type=int, default=2, help="declines that trigger evalstop (2)")
+    parser.add_argument(
+        "--mode",
+        choices=("max", "min"),
+        default="max",
+        help="max: higher is better (default); min: lower is better, a rise is a decline",
+    )
+    parser.add_argument(
+        "--detector",
+        choices=DETECTOR_NAMES,
+        default="evalstop",
+        help="evalstop (k declines), lossplateau (patience 3), never, or stopat (fixed "
+        "fraction of the run; replay knows each run's length) (default evalstop)",
+    )
+    parser.add_argument(
+        "--fraction", type=float, default=0.65, help="progress at which stopat fires (0.65)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=[f.value for f in TraceFormat],
+        default=None,
+        help="force the file format instead of detecting it",
+    )
+    parser.add_argument(
+        "--step-column", metavar="NAME", help="step column or key (CSV, W&B CSV, JSONL)"
+    )
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="COLUMN=VALUE",
+        help="read only rows whose COLUMN equals VALUE (CSV, JSONL; repeatable)",
+    )
+    parser.add_argument(
+        "--order",
+        choices=("sort", "log"),
+        default="sort",
+        help="sort: order by step, a repeated step is an error (default); log: file order, "
+        "a step that goes back is a restart that replaces the later records",
+    )
+    parser.add_argument(
+        "--loss-metric",
+        metavar="KEY",
+        help="metric lossplateau watches (default: the replayed metric itself)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def parse_where(items: list[str]) -> dict[str, str]:
+    """``["a=b", "c=d"]`` as ``{"a": "b", "c": "d"}``; CliError for an item without ``=``."""
+    where: dict[str, str] = {}
+    for item in items:
+        column, eq, value = item.partition("=")
+        if not eq or not column:
+            raise CliError(f"--where: expected COLUMN=VALUE, got {item!r}")
+        where[column] = value
+    return where
+
+
+def _read(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
+    try:
+        return read_trace(
+            path,
+            metric,
+            format=args.format,
+            step_column=args.step_column,
+            where=parse_where(args.where),
+            order=args.order,
+        )
+    except TraceError as error:
+        raise CliError(str(error)) from None
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.6g}"
+
+
+def render(results: list[ReplayResult]) -> str:
+    """The readable table of replay results."""
+    first = results[0]
+    rows = [
+        [
+            r.path,
+            r.metric,
+            str(r.n_evals),
+            str(r.stop_step) if r.stopped else "-",
+            "-" if r.best_step is None else str(r.best_step),
+            _number(r.best_value),
+            str(r.steps_saved),
+            _number(r.regret),
+        ]
+        for r in results
+    ]
+    title = f"replay: {first.detector}, mode {first.mode}"
+    header = ["file", "metric", "evals", "stop step", "best step", "best", "steps saved", "regret"]
+    return format_table(header, rows, title=title)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise CliError(f"--k must be >= 1, got {args.k}")
+    if not 0.0 < args.fraction <= 1.0:
+        raise CliError(f"--fraction must be in (0, 1], got {args.fraction}")
+    parse_where(args.where)
+    detector = make_detector(args.detector, k=args.k, fraction=args.fraction)
+    traces = [
+        (
+            _read(args, path, args.metric),
+            None if args.loss_metric is None else _read(args, path, args.loss_metric),
+        )
+        for path in args.paths
+    ]
+    results = [replay(trace, detector, args.mode, loss) for trace, loss in traces]
+    if args.json:
+        payload: Any = [r.to_json_dict() for r in results]
+        if len(payload) == 1:
+            payload = payload[0]
+        print(json.dumps(payload, indent=2, allow_nan=False))
+    else:
+        print(render(results))
+    return 0

@@ -1,0 +1,492 @@
+"""Online monitor: feed eval scores as they arrive, get a continue-or-stop verdict for each.
+
+A live scheduler calls :meth:`Monitor.observe` with ``(job_id, step, score)`` whenever a job
+reports an evaluation, for any number of interleaved jobs. Each observation becomes a
+:class:`~evalstop.boundary.CheckpointView` folded into the job's
+:class:`~evalstop.detectors.Watch` by :func:`evalstop.detectors.observe`, so the monitor applies
+exactly the rule the simulator applies (spec ``MON-2``); it holds O(1) state per job
+(``MON-10``) and its whole state round-trips through JSON, so a restarted scheduler resumes
+with identical decisions (``MON-11``).
+
+The module is pure: no I/O, no clock, no randomness. Scores are higher-is-better by default;
+``mode="min"`` negates them at the edge and reports the original values back (``MON-4``).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any, Final, Literal, TypeAlias, cast
+
+import attrs
+from attrs import AttrsInstance
+
+from evalstop.boundary import CheckpointView
+from evalstop.detectors import (
+    DeclineDetector,
+    Detector,
+    LossPlateau,
+    Never,
+    StopAtProgress,
+    Watch,
+    observe,
+    start_watch,
+)
+from evalstop.model import JobKind
+
+__all__ = [
+    "FORMAT",
+    "Continue",
+    "JobKey",
+    "JobState",
+    "Mode",
+    "Monitor",
+    "MonitorVerdict",
+    "Reason",
+    "Stop",
+]
+
+JobKey: TypeAlias = str | int
+"""A job's key in the monitor: a string or an integer (``1`` and ``"1"`` are different jobs)."""
+
+Mode: TypeAlias = Literal["max", "min"]
+"""``max``: higher scores are better (default); ``min``: lower scores are better."""
+
+FORMAT: Final = "evalstop.monitor/1"
+"""The ``format`` tag of a serialised monitor."""
+
+_BUILTIN_DETECTORS: Final[dict[str, type[Any]]] = {
+    cls.__name__: cls for cls in (DeclineDetector, LossPlateau, Never, StopAtProgress)
+}
+
+
+class Reason(enum.Enum):
+    """What the monitor did with an observation."""
+
+    COUNTED = "counted"
+    """Folded into the job's watch with a finite score."""
+    NON_FINITE = "non_finite"
+    """Folded with a NaN or infinite score, which the score rules skip (spec ``DET-3``)."""
+    STALE_STEP = "stale_step"
+    """Ignored: its step is not after the job's last accepted step (``MON-6``)."""
+    ALREADY_STOPPED = "already_stopped"
+    """Ignored: the job was already stopped (``MON-7``)."""
+
+
+@attrs.frozen(slots=True)
+class Continue:
+    """Keep the job running.
+
+    Attributes:
+        job_id: the job the observation was for.
+        step: the observation's step.
+        reason: what the monitor did with the observation.
+        evals: valid (finite) evaluations counted for the job so far.
+        best_step: step of the best score so far (None before the first finite score).
+        best_score: that score, in the caller's units (not negated in ``min`` mode).
+    """
+
+    job_id: JobKey
+    step: int
+    reason: Reason
+    evals: int
+    best_step: int | None
+    best_score: float | None
+
+    @property
+    def stopped(self) -> bool:
+        """Always False: the job goes on."""
+        return False
+
+
+@attrs.frozen(slots=True)
+class Stop:
+    """Stop the job and keep its best checkpoint (spec ``MON-3``).
+
+    Attributes:
+        job_id: the job the observation was for.
+        step: the observation's step.
+        reason: what the monitor did with the observation (``ALREADY_STOPPED`` when the job
+            had been stopped before it).
+        evals: valid (finite) evaluations counted for the job.
+        stop_step: step of the checkpoint at which the detector fired.
+        best_step: step of the best score up to and including the stop: the checkpoint to
+            keep. None only if the rule fired before any finite score (possible for
+            ``StopAtProgress`` or ``LossPlateau``, never for ``DeclineDetector``).
+        best_score: that score, in the caller's units.
+    """
+
+    job_id: JobKey
+    step: int
+    reason: Reason
+    evals: int
+    stop_step: int
+    best_step: int | None
+    best_score: float | None
+
+    @property
+    def stopped(self) -> bool:
+        """Always True: free the job's GPUs."""
+        return True
+
+
+_COUNTED: Final = Reason.COUNTED
+_NON_FINITE: Final = Reason.NON_FINITE
+_STALE_STEP: Final = Reason.STALE_STEP
+_ALREADY_STOPPED: Final = Reason.ALREADY_STOPPED
+_isfinite: Final = math.isfinite
+
+MonitorVerdict: TypeAlias = Continue | Stop
+"""The verdict for one observation."""
+
+
+@attrs.frozen(slots=True)
+class JobState:
+    """Everything the monitor keeps about one job: constant size (spec ``MON-10``).
+
+    Attributes:
+        serial: the job's registration number in this monitor, used as the ``job_id`` of its
+            checkpoint views (job keys may be strings; views carry integer ids).
+        last_step: step of the last accepted observation.
+        seen: accepted observations, finite or not (the next view's ``index`` is ``seen + 1``).
+        watch: the detector's watch, in the monitor's internal (higher-is-better) units.
+    """
+
+    serial: int
+    last_step: int
+    seen: int
+    watch: Watch[Any]
+
+
+class _Job:
+    """The mutable record behind a :class:`JobState` (updated in place: one allocation less
+    per observation on the hot path)."""
+
+    __slots__ = ("last_step", "seen", "serial", "watch")
+
+    def __init__(self, serial: int, last_step: int, seen: int, watch: Watch[Any]) -> None:
+        self.serial = serial
+        self.last_step = last_step
+        self.seen = seen
+        self.watch = watch
+
+    def snapshot(self) -> JobState:
+        return JobState(self.serial, self.last_step, self.seen, self.watch)
+
+
+def _check_key(job_id: object) -> JobKey:
+    if isinstance(job_id, bool) or not isinstance(job_id, str | int):
+        raise TypeError(f"job_id must be a str or an int, got {job_id!r}")
+    return job_id
+
+
+def _check_step(step: object) -> int:
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise TypeError(f"step must be an int, got {step!r}")
+    if step < 0:
+        raise ValueError(f"step must be >= 0, got {step}")
+    return step
+
+
+def _check_score(score: object) -> float:
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        raise TypeError(f"score must be a float, got {score!r}")
+    return float(score)
+
+
+class Monitor:
+    """Per-job decline detection for a live scheduler.
+
+    Args:
+        detector: the stop rule, any :class:`~evalstop.detectors.Detector` (default
+            ``DeclineDetector(k=2)``, EvalStop's rule).
+        mode: ``"max"`` when higher scores are better (default), ``"min"`` when lower are.
+
+    Every method is O(1) in the number of observations; memory grows with the number of
+    known jobs only. The monitor is not thread-safe: serialise calls from one scheduler loop.
+    """
+
+    __slots__ = ("_detector", "_jobs", "_mode", "_next_serial", "_sign")
+
+    def __init__(self, detector: Detector[Any] | None = None, mode: Mode = "max") -> None:
+        if mode not in ("max", "min"):
+            raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+        self._detector: Detector[Any] = DeclineDetector() if detector is None else detector
+        self._mode: Mode = mode
+        self._sign = 1.0 if mode == "max" else -1.0
+        self._jobs: dict[JobKey, _Job] = {}
+        self._next_serial = 0
+
+    @property
+    def detector(self) -> Detector[Any]:
+        """The stop rule."""
+        return self._detector
+
+    @property
+    def mode(self) -> Mode:
+        """``"max"`` or ``"min"``."""
+        return self._mode
+
+    def __len__(self) -> int:
+        """Number of known jobs."""
+        return len(self._jobs)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._jobs
+
+    def __iter__(self) -> Iterator[JobKey]:
+        """Known job keys, in order of registration."""
+        return iter(tuple(self._jobs))
+
+    def job_state(self, job_id: JobKey) -> JobState | None:
+        """The state of a job (an immutable snapshot), or None for an unknown job."""
+        job = self._jobs.get(job_id)
+        return None if job is None else job.snapshot()
+
+    def observe(
+        self,
+        job_id: JobKey,
+        step: int,
+        score: float,
+        *,
+        loss: float = math.nan,
+        proxy_reward: float | None = None,
+        estimated_progress: float = 0.0,
+        kind: JobKind = JobKind.RLHF,
+        time: int = 0,
+    ) -> MonitorVerdict:
+        """Fold one evaluation of ``job_id`` and return the verdict (O(1)).
+
+        An unknown job is registered on its first observation (spec ``MON-8``). Arguments of
+        the wrong type or a negative step raise before any state changes (``MON-1``).
+        """
+        # Exact-type fast paths; the checks handle subclasses and raise on anything else.
+        key = job_id if type(job_id) is str or type(job_id) is int else _check_key(job_id)
+        if type(step) is not int or step < 0:
+            step = _check_step(step)
+        if type(score) is not float:
+            score = _check_score(score)
+        job = self._jobs.get(key)
+        if job is None:
+            watch = start_watch(self._detector)
+            serial, seen = self._next_serial, 0
+        else:
+            watch = job.watch
+            if watch.fired_step is not None:
+                return self._stop(key, step, _ALREADY_STOPPED, watch)
+            if step <= job.last_step:
+                return self._continue(key, step, _STALE_STEP, watch)
+            serial, seen = job.serial, job.seen
+        # Positional for speed, in field order: job_id, kind, index, step, time, eval_score,
+        # loss, proxy_reward, estimated_progress (test_monitor checks the mapping, MON-2).
+        view = CheckpointView(
+            serial,
+            kind,
+            seen + 1,
+            step,
+            time,
+            self._sign * score,
+            loss,
+            proxy_reward,
+            estimated_progress,
+        )
+        watch = observe(self._detector, watch, view)
+        if job is None:
+            self._jobs[key] = _Job(serial, step, 1, watch)
+            self._next_serial += 1
+        else:
+            job.watch, job.last_step, job.seen = watch, step, seen + 1
+        reason = _COUNTED if _isfinite(score) else _NON_FINITE
+        if watch.fired_step is not None:
+            return self._stop(key, step, reason, watch)
+        best = watch.best_score
+        return Continue(
+            key,
+            step,
+            reason,
+            watch.evals,
+            watch.best_step,
+            None if best is None else self._sign * best,
+        )
+
+    def forget(self, job_id: JobKey) -> bool:
+        """Drop a job's state (e.g. when it ends); True if it was known.
+
+        Forgetting an unknown job is a no-op that returns False (spec ``MON-8``); a forgotten
+        job observed again starts afresh.
+        """
+        return self._jobs.pop(job_id, None) is not None
+
+    def _best(self, watch: Watch[Any]) -> float | None:
+        best = watch.best_score
+        return None if best is None else self._sign * best
+
+    def _continue(self, key: JobKey, step: int, reason: Reason, watch: Watch[Any]) -> Continue:
+        return Continue(key, step, reason, watch.evals, watch.best_step, self._best(watch))
+
+    def _stop(self, key: JobKey, step: int, reason: Reason, watch: Watch[Any]) -> Stop:
+        assert watch.fired_step is not None
+        return Stop(
+            key, step, reason, watch.evals, watch.fired_step, watch.best_step, self._best(watch)
+        )
+
+    # -- serialisation (spec MON-11) -------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as JSON-compatible values (no NaN: see :meth:`to_json`)."""
+        return {
+            "format": FORMAT,
+            "mode": self._mode,
+            "detector": _detector_to_dict(self._detector),
+            "next_serial": self._next_serial,
+            "jobs": [_job_to_dict(key, job.snapshot()) for key, job in self._jobs.items()],
+        }
+
+    def to_json(self) -> str:
+        """The whole state as strict JSON text (NaN and infinities are never stored)."""
+        return json.dumps(self.to_dict(), allow_nan=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], detector: Detector[Any] | None = None) -> Monitor:
+        """Rebuild a monitor saved by :meth:`to_dict`.
+
+        Without ``detector`` the saved built-in detector is rebuilt from its parameters; with
+        one, its name must equal the saved name (a different rule would not resume the same
+        decisions), else ``ValueError``. Malformed data raises ``ValueError``.
+        """
+        try:
+            return cls._from_dict(data, detector)
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"not a saved evalstop monitor: {error!r}") from None
+
+    @classmethod
+    def from_json(cls, text: str, detector: Detector[Any] | None = None) -> Monitor:
+        """Rebuild a monitor saved by :meth:`to_json` (see :meth:`from_dict`)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"not a saved evalstop monitor: {error}") from None
+        if not isinstance(data, dict):
+            raise ValueError("not a saved evalstop monitor: expected a JSON object")
+        return cls.from_dict(data, detector)
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any], detector: Detector[Any] | None) -> Monitor:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a saved evalstop monitor: format is not {FORMAT!r}")
+        saved = data["detector"]
+        if detector is None:
+            detector = _detector_from_dict(saved)
+        elif detector.name != saved["name"]:
+            raise ValueError(
+                f"detector {detector.name!r} differs from the saved detector {saved['name']!r}"
+            )
+        monitor = cls(detector, data["mode"])
+        template = detector.initial()
+        for entry in data["jobs"]:
+            key = _check_key(entry["job"])
+            if key in monitor._jobs:
+                raise ValueError(f"not a saved evalstop monitor: job {key!r} appears twice")
+            state = _job_from_dict(entry, template)
+            monitor._jobs[key] = _Job(state.serial, state.last_step, state.seen, state.watch)
+        next_serial = data["next_serial"]
+        serials = [state.serial for state in monitor._jobs.values()]
+        if not isinstance(next_serial, int) or any(s >= next_serial for s in serials):
+            raise ValueError("not a saved evalstop monitor: bad next_serial")
+        monitor._next_serial = next_serial
+        return monitor
+
+
+def _detector_to_dict(detector: Detector[Any]) -> dict[str, Any]:
+    kind = type(detector)
+    builtin = _BUILTIN_DETECTORS.get(kind.__name__) is kind
+    params = attrs.asdict(cast(AttrsInstance, detector)) if builtin else {}
+    return {"name": detector.name, "type": kind.__name__ if builtin else None, "params": params}
+
+
+def _detector_from_dict(saved: Mapping[str, Any]) -> Detector[Any]:
+    kind = _BUILTIN_DETECTORS.get(str(saved.get("type")))
+    if kind is None:
+        raise ValueError(
+            f"the saved detector {saved.get('name')!r} is not built in: pass it as detector="
+        )
+    detector: Detector[Any] = kind(**saved["params"])
+    if detector.name != saved["name"]:
+        raise ValueError(f"saved detector {saved['name']!r} rebuilds as {detector.name!r}")
+    return detector
+
+
+def _plain(value: object) -> object:
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot serialise a non-finite value {value!r}")
+        return value
+    raise TypeError(f"cannot serialise detector state value {value!r}")
+
+
+def _rule_to_plain(rule: object) -> object:
+    if attrs.has(type(rule)):
+        fields = attrs.fields(cast("type[AttrsInstance]", type(rule)))
+        return {f.name: _plain(getattr(rule, f.name)) for f in fields}
+    return _plain(rule)
+
+
+def _rule_from_plain(template: object, data: object) -> object:
+    kind = type(template)
+    if attrs.has(kind):
+        if not isinstance(data, dict):
+            raise TypeError(f"detector state must be an object, got {data!r}")
+        return kind(**data)
+    if template is None:
+        if data is not None:
+            raise TypeError(f"detector state must be null, got {data!r}")
+        return None
+    if type(data) is not kind:
+        raise TypeError(f"detector state must be a {kind.__name__}, got {data!r}")
+    return data
+
+
+def _job_to_dict(key: JobKey, state: JobState) -> dict[str, Any]:
+    watch = state.watch
+    return {
+        "job": key,
+        "serial": state.serial,
+        "last_step": state.last_step,
+        "seen": state.seen,
+        "rule": _rule_to_plain(watch.rule),
+        "evals": watch.evals,
+        "best_step": watch.best_step,
+        "best_score": _plain(watch.best_score),
+        "fired_step": watch.fired_step,
+    }
+
+
+def _int(value: object, name: str, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    return value
+
+
+def _job_from_dict(entry: Mapping[str, Any], template: object) -> JobState:
+    best_score = entry["best_score"]
+    if best_score is not None:
+        best_score = _check_score(best_score)
+    watch: Watch[Any] = Watch(
+        _rule_from_plain(template, entry["rule"]),
+        _int(entry["evals"], "evals"),
+        _int(entry["best_step"], "best_step", optional=True),
+        best_score,
+        _int(entry["fired_step"], "fired_step", optional=True),
+    )
+    return JobState(
+        _int(entry["serial"], "serial"),
+        _int(entry["last_step"], "last_step"),
+        _int(entry["seen"], "seen"),
+        watch,
+    )

@@ -1,0 +1,116 @@
+"""Checkpoint-map JSON: an object from checkpoint name to that checkpoint's eval metrics.
+
+Evaluation scripts that score saved checkpoints after training often write
+``{"baseline": {"acc": 0.2}, "run/checkpoint_000010": {"acc": 0.3}, ..., "run/final": {...}}``.
+The step of an entry is the number that ends its name; a name whose last word is ``baseline``,
+``base``, ``init`` or ``initial`` is step 0, and one whose last word is ``final`` or ``last`` is
+placed one step after the highest numbered checkpoint (spec ``TRC-10``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from evalstop.traces.errors import MalformedTraceError, TraceOptionError
+from evalstop.traces.model import Trace, TraceFormat
+from evalstop.traces.parse import (
+    Bad,
+    Options,
+    Record,
+    build_trace,
+    choose_metric,
+    parse_value,
+    read_text,
+)
+
+__all__ = ["FIRST_NAMES", "LAST_NAMES", "is_checkpoint_map", "read_checkpoints_json"]
+
+FIRST_NAMES = frozenset({"baseline", "base", "init", "initial"})
+LAST_NAMES = frozenset({"final", "last"})
+_NUMBER = re.compile(r"(\d+)$")
+_WORD = re.compile(r"([A-Za-z]+)$")
+
+
+def is_checkpoint_map(data: object) -> bool:
+    """A non-empty JSON object whose values are all objects."""
+    return (
+        isinstance(data, dict)
+        and bool(data)
+        and all(isinstance(value, dict) for value in data.values())
+    )
+
+
+def _steps(label: str, names: list[str]) -> list[int]:
+    numbered: dict[str, int] = {}
+    for name in names:
+        match = _NUMBER.search(name)
+        if match is not None:
+            numbered[name] = int(match.group(1))
+    after = max(numbered.values(), default=0) + 1
+    steps: list[int] = []
+    for name in names:
+        if name in numbered:
+            steps.append(numbered[name])
+            continue
+        word = _WORD.search(name)
+        last_word = word.group(1).lower() if word is not None else ""
+        if last_word in FIRST_NAMES:
+            steps.append(0)
+        elif last_word in LAST_NAMES:
+            steps.append(after)
+        else:
+            raise MalformedTraceError(
+                label,
+                f"cannot tell the step of checkpoint {name!r}: its name should end in a "
+                f"number, or in one of {', '.join(sorted(FIRST_NAMES | LAST_NAMES))}",
+            )
+    return steps
+
+
+def read_checkpoints_json(path: Path, label: str, options: Options) -> Trace:
+    """Read one metric of a checkpoint-map JSON file ("entry N" is the N-th checkpoint)."""
+    if options.where or options.step_column is not None:
+        raise TraceOptionError(label, "where and step_column do not apply to a checkpoint map")
+    try:
+        data: Any = json.loads(read_text(path, label))
+    except json.JSONDecodeError as error:
+        raise MalformedTraceError(label, f"line {error.lineno}: not JSON ({error.msg})") from None
+    if not is_checkpoint_map(data):
+        raise MalformedTraceError(
+            label, "expected an object mapping checkpoint names to objects of metrics"
+        )
+    names = list(data)
+    keys: dict[str, None] = {}
+    numeric: dict[str, None] = {}
+    for metrics in data.values():
+        keys.update(dict.fromkeys(metrics))
+        numeric.update(
+            dict.fromkeys(k for k, v in metrics.items() if isinstance(parse_value(v), float))
+        )
+    requested = options.metric
+    if requested is not None and requested in keys:
+        metric = requested
+    else:
+        metric = choose_metric(label, requested, list(numeric))
+    records: list[Record] = []
+    bad: Bad | None = None
+    for index, (name, step) in enumerate(zip(names, _steps(label, names), strict=True), 1):
+        value = parse_value(data[name].get(metric))
+        if value is None:
+            continue
+        if isinstance(value, Bad):
+            bad = bad or Bad(index, value.text)
+            continue
+        records.append((step, value, index))
+    return build_trace(
+        label,
+        TraceFormat.CHECKPOINTS_JSON,
+        metric,
+        records,
+        bad=bad,
+        order=options.order,
+        unit="entry",
+    )

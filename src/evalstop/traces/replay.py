@@ -1,0 +1,143 @@
+"""Replay a recorded trace through the online monitor: would a detector have stopped it?
+
+A trace is fed, step by step, to a one-job :class:`~evalstop.monitor.Monitor`, so replay
+decides with exactly the rule a live scheduler and the simulator use (spec ``RPL-2``).
+Because the whole run is on disk, replay knows the run's length: the estimated progress of a
+checkpoint is its step over the last step, which makes ``stopat`` a true fixed-progress rule
+here (``RPL-4``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+from evalstop.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
+from evalstop.monitor import Mode, Monitor
+from evalstop.traces.model import Trace
+
+__all__ = ["DETECTOR_NAMES", "ReplayResult", "make_detector", "replay"]
+
+DETECTOR_NAMES: tuple[str, ...] = ("evalstop", "lossplateau", "never", "stopat")
+"""The detectors replay can run (spec ``RPL-4``)."""
+
+_JOB = "trace"
+
+
+def make_detector(name: str, k: int = 2, fraction: float = 0.65) -> Detector[Any]:
+    """The detector called ``name``: ``evalstop`` (``DeclineDetector(k)``), ``lossplateau``
+    (``LossPlateau()`` with its defaults), ``never`` or ``stopat`` (``StopAtProgress(fraction)``).
+
+    Raises ``ValueError`` naming the choices for an unknown name or a bad parameter.
+    """
+    if name == "evalstop":
+        return DeclineDetector(k)
+    if name == "lossplateau":
+        return LossPlateau()
+    if name == "never":
+        return Never()
+    if name == "stopat":
+        return StopAtProgress(fraction)
+    raise ValueError(f"unknown detector {name!r}; choose one of {', '.join(DETECTOR_NAMES)}")
+
+
+@attrs.frozen(slots=True)
+class ReplayResult:
+    """What a detector does on one trace (spec ``RPL-5``).
+
+    Attributes:
+        path: the trace's source.
+        metric: the replayed metric.
+        mode: ``max`` or ``min``.
+        detector: the detector's name.
+        stopped: whether it would have stopped the run.
+        stop_step: the step at which it fires, or None.
+        best_step: the checkpoint kept: the best up to the stop, or the best of the whole run
+            when there is no stop. None only when a rule (``stopat``, ``lossplateau``) fired
+            before any finite value, so that nothing scored can be kept.
+        best_value: that checkpoint's value (in the trace's units), None with ``best_step``.
+        n_evals: finite evaluations the detector consumed (up to the stop, else all).
+        last_step: the trace's last step.
+        steps_saved: ``last_step - stop_step`` (0 without a stop).
+        curve_best_step: step of the best value of the whole trace.
+        curve_best_value: that value.
+        regret: how much worse the kept checkpoint is than the curve's best (>= 0), None
+            when nothing is kept.
+    """
+
+    path: str
+    metric: str
+    mode: Mode
+    detector: str
+    stopped: bool
+    stop_step: int | None
+    best_step: int | None
+    best_value: float | None
+    n_evals: int
+    last_step: int
+    steps_saved: int
+    curve_best_step: int
+    curve_best_value: float
+    regret: float | None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The result as JSON-compatible values, keys in field order."""
+        return attrs.asdict(self)
+
+
+def _losses(trace: Trace, loss: Trace | None, mode: Mode) -> list[float]:
+    if loss is None:
+        sign = -1.0 if mode == "max" else 1.0
+        return [sign * value for value in trace.values]
+    by_step = dict(zip(loss.steps, loss.values, strict=True))
+    return [by_step.get(step, math.nan) for step in trace.steps]
+
+
+def replay(
+    trace: Trace,
+    detector: Detector[Any] | None = None,
+    mode: Mode = "max",
+    loss: Trace | None = None,
+) -> ReplayResult:
+    """Run ``detector`` (default ``DeclineDetector(k=2)``) over ``trace``.
+
+    Each checkpoint reports the trace value as its eval score, ``step / last_step`` as its
+    estimated progress, and as its loss the value of ``loss`` at the same step (NaN where it
+    has none) or, without ``loss``, the score turned lower-is-better, so ``lossplateau``
+    watches the metric itself (spec ``RPL-4``).
+    """
+    monitor = Monitor(detector, mode)
+    last = trace.last_step
+    stop_step: int | None = None
+    best_step: int | None = None
+    best_value: float | None = None
+    evals = 0
+    for step, value, loss_value in zip(
+        trace.steps, trace.values, _losses(trace, loss, mode), strict=True
+    ):
+        progress = step / last if last > 0 else 1.0
+        verdict = monitor.observe(_JOB, step, value, loss=loss_value, estimated_progress=progress)
+        best_step, best_value, evals = verdict.best_step, verdict.best_score, verdict.evals
+        if verdict.stopped:
+            stop_step = verdict.step
+            break
+    best_index = trace.best_index(mode)
+    curve_best = trace.values[best_index]
+    return ReplayResult(
+        path=trace.path,
+        metric=trace.metric,
+        mode=mode,
+        detector=monitor.detector.name,
+        stopped=stop_step is not None,
+        stop_step=stop_step,
+        best_step=best_step,
+        best_value=best_value,
+        n_evals=evals,
+        last_step=last,
+        steps_saved=0 if stop_step is None else last - stop_step,
+        curve_best_step=trace.steps[best_index],
+        curve_best_value=curve_best,
+        regret=None if best_value is None else abs(curve_best - best_value),
+    )
