@@ -8,6 +8,8 @@ The public API, re-exported from the modules that define it:
   :class:`LossPlateau`, :class:`Never`, and the fold :func:`observe`;
 - policies: :data:`fifo`, :data:`sjf_est`, :data:`srtf_est`, :data:`loss_aware`, :data:`las`
   and the wrapper :func:`evalstop`;
+- real systems: :class:`Monitor` (online verdicts, JSON state), :func:`read_trace` and
+  :func:`replay` (recorded training logs);
 - simulation: :func:`generate`, :func:`simulate`, :func:`job_outcomes`,
   :func:`system_metrics`, :func:`detection_metrics`.
 """
@@ -42,6 +44,9 @@ from evalstop.model import JobKind as JobKind
 from evalstop.model import JobSpec as JobSpec
 from evalstop.model import JobTruth as JobTruth
 from evalstop.model import Observation as Observation
+from evalstop.monitor import Continue as Continue
+from evalstop.monitor import Monitor as Monitor
+from evalstop.monitor import Stop as Stop
 from evalstop.policies import Policy as Policy
 from evalstop.policies import PriorityPolicy as PriorityPolicy
 from evalstop.policies import base_policy as base_policy
@@ -54,6 +59,10 @@ from evalstop.simulate import Cluster as Cluster
 from evalstop.simulate import Result as Result
 from evalstop.simulate import simulate as simulate
 from evalstop.systems import make_policy as make_policy
+from evalstop.traces import Trace as Trace
+from evalstop.traces import TraceError as TraceError
+from evalstop.traces import read_trace as read_trace
+from evalstop.traces import replay as replay
 from evalstop.workload import Workload as Workload
 from evalstop.workload import WorkloadConfig as WorkloadConfig
 from evalstop.workload import generate as generate
@@ -66,6 +75,7 @@ __all__ = [
     "CheckpointView",
     "Cluster",
     "ClusterView",
+    "Continue",
     "Decision",
     "DeclineDetector",
     "DetectionMetrics",
@@ -80,15 +90,19 @@ __all__ = [
     "JobTruth",
     "JobView",
     "LossPlateau",
+    "Monitor",
     "Never",
     "Observation",
     "Policy",
     "PriorityPolicy",
     "Result",
     "Simulator",
+    "Stop",
     "StopAtProgress",
     "StopOrder",
     "SystemMetrics",
+    "Trace",
+    "TraceError",
     "Verdict",
     "Watch",
     "Workload",
@@ -104,6 +118,8 @@ __all__ = [
     "make_job_view",
     "make_policy",
     "observe",
+    "read_trace",
+    "replay",
     "simulate",
     "sjf_est",
     "srtf_est",
