@@ -112,6 +112,7 @@ def test_rep4_cli_writes_results_and_plots(
     printed = capsys.readouterr().out
     assert code == 0
     assert "paper" in printed and "-9.4%" in printed and "98.3%" in printed
+    assert (out / "report.txt").read_text().startswith("evalstop reproduce:")
     results = json.loads((out / "results.json").read_text())
     for key in ("main", "composability", "noise", "base_rate", "k"):
         assert results[key]

@@ -98,9 +98,12 @@ def run(args: argparse.Namespace) -> int:
     figures = run_plan(settings, sims, workers=workers, progress=progress)
     results = build_results(settings, figures)
     elapsed = time.perf_counter() - started
-    print(render_report(results))
+    report = render_report(results)
+    print(report)
     print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {workers} worker(s)")
     if out is not None:
+        (out / "report.txt").write_text(report + "\n", encoding="utf-8")
+        print(f"wrote {out / 'report.txt'}")
         path = out / "results.json"
         path.write_text(
             json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8"
