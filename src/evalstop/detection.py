@@ -15,10 +15,11 @@ import numpy as np
 from evalstop.metrics import JobOutcome
 from evalstop.model import Job, JobId, JobKind
 
-__all__ = ["DetectionMetrics", "detection_metrics"]
+__all__ = ["DetectionMetrics", "detection_metrics", "ratio"]
 
 
-def _ratio(numerator: int, denominator: int) -> float:
+def ratio(numerator: float, denominator: float) -> float:
+    """``numerator / denominator``, or NaN when the denominator is 0 (an undefined rate)."""
     return numerator / denominator if denominator else math.nan
 
 
@@ -70,8 +71,8 @@ def detection_metrics(
             fn += 1
         else:
             tn += 1
-    precision = _ratio(tp, tp + fp)
-    recall = _ratio(tp, tp + fn)
+    precision = ratio(tp, tp + fp)
+    recall = ratio(tp, tp + fn)
     f1 = (
         2 * precision * recall / (precision + recall)
         if tp and not math.isnan(precision + recall)
@@ -84,7 +85,7 @@ def detection_metrics(
         tn=tn,
         precision=precision,
         recall=recall,
-        fpr=_ratio(fp, fp + tn),
+        fpr=ratio(fp, fp + tn),
         f1=f1,
         delay_evals=float(np.mean(delays)) if delays else math.nan,
         delay_gpu_hours=float(np.mean(delay_gpu)) if delay_gpu else math.nan,

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import attrs
 
+from evalstop.detection import ratio
 from evalstop.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
 from evalstop.traces import Order, ReplayResult, Trace, read_trace, replay
 
@@ -311,10 +312,6 @@ class RealDataReport:
     summaries: tuple[DetectorSummary, ...]
 
 
-def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else math.nan
-
-
 def summarize(curves: Sequence[CurveReport], index: int) -> DetectorSummary:
     """The summary of the ``index``-th detector over ``curves``."""
     tp = fp = fn = tn = unlabelled_stops = unlabelled = 0
@@ -342,10 +339,10 @@ def summarize(curves: Sequence[CurveReport], index: int) -> DetectorSummary:
         fp=fp,
         fn=fn,
         tn=tn,
-        precision=_ratio(tp, tp + fp),
-        recall=_ratio(tp, tp + fn),
-        fpr=_ratio(fp, fp + tn),
-        mean_regret=_ratio(sum(regrets), len(regrets)),
+        precision=ratio(tp, tp + fp),
+        recall=ratio(tp, tp + fn),
+        fpr=ratio(fp, fp + tn),
+        mean_regret=ratio(sum(regrets), len(regrets)),
         unlabelled_stops=unlabelled_stops,
         unlabelled=unlabelled,
     )
@@ -457,7 +454,7 @@ def _findings(report: RealDataReport) -> list[str]:
         lines.append(
             f"- `{summary.detector}` stops {len(caught)} of {len(hacking)} hacking curves, "
             f"keeping the curve's best checkpoint (regret 0) in {exact} of them and saving on "
-            f"average {_pct(_ratio(sum(saved), len(saved)))} of the run; it misses "
+            f"average {_pct(ratio(sum(saved), len(saved)))} of the run; it misses "
             f"{_names(missed)}. It stops {len(false)} of {len(healthy)} healthy curves "
             f"({_names([c for c, _ in false])}), keeping their best checkpoint in "
             f"{false_exact} of them."

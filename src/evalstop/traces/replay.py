@@ -14,7 +14,8 @@ from typing import Any
 
 import attrs
 
-from evalstop.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
+from evalstop import systems
+from evalstop.detectors import Detector, StopAtProgress
 from evalstop.monitor import Mode, Monitor
 from evalstop.traces.model import Trace
 
@@ -30,17 +31,14 @@ def make_detector(name: str, k: int = 2, fraction: float = 0.65) -> Detector[Any
     """The detector called ``name``: ``evalstop`` (``DeclineDetector(k)``), ``lossplateau``
     (``LossPlateau()`` with its defaults), ``never`` or ``stopat`` (``StopAtProgress(fraction)``).
 
-    Raises ``ValueError`` naming the choices for an unknown name or a bad parameter.
+    Built by :func:`evalstop.systems.make_detector`, the simulator's own factory. Raises
+    ``ValueError`` naming the choices for an unknown name or a bad parameter.
     """
-    if name == "evalstop":
-        return DeclineDetector(k)
-    if name == "lossplateau":
-        return LossPlateau()
-    if name == "never":
-        return Never()
+    if name not in DETECTOR_NAMES:
+        raise ValueError(f"unknown detector {name!r}; choose one of {', '.join(DETECTOR_NAMES)}")
     if name == "stopat":
         return StopAtProgress(fraction)
-    raise ValueError(f"unknown detector {name!r}; choose one of {', '.join(DETECTOR_NAMES)}")
+    return systems.make_detector(name, k=k)
 
 
 @attrs.frozen(slots=True)
