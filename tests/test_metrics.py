@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import make_job
-from evalstop.detectors import DeclineDetector
+from evalstop.boundary import ClusterView
+from evalstop.decision import Decision, StopOrder
+from evalstop.detectors import DeclineDetector, Detector
 from evalstop.metrics import jct_stats, job_outcomes, system_metrics
 from evalstop.model import Job, JobKind
 from evalstop.policies import fifo, srtf_est
@@ -101,3 +105,28 @@ def test_met_bounds_on_random_workloads(seed: int, name: str) -> None:
             assert outcome.service == jobs[outcome.job_id].truth.duration
     metrics = system_metrics(result)
     assert 0.0 <= metrics.utilization <= 1.0
+
+
+@attrs.frozen
+class StopOnArrival:
+    """Stops every job as soon as it is queued (a policy for edge cases)."""
+
+    @property
+    def name(self) -> str:
+        return "stop-on-arrival"
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return ()
+
+    def __call__(self, view: ClusterView) -> Decision:
+        return Decision(stop=tuple(StopOrder(job.job_id, "test") for job in view.queued))
+
+
+def test_met6_a_job_stopped_before_any_checkpoint_retains_nothing() -> None:
+    """MET-6: no checkpoint, nothing kept: retained 0, no service, no waste, JCT 0."""
+    result = simulate([make_job(0, submit=7)], StopOnArrival(), Cluster(gpus=1))
+    outcome = job_outcomes(result)[0]
+    assert outcome.stopped and outcome.kept_index == -1
+    assert outcome.quality_retained == 0.0
+    assert (outcome.service, outcome.wasted_gpu_time, outcome.jct) == (0, 0, 0)
