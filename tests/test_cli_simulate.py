@@ -97,3 +97,20 @@ def test_cli1_no_traceback_from_the_console_entry() -> None:
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith("evalstop: error:")
+
+
+def test_cli1_closed_pipe_ends_quietly() -> None:
+    """CLI-1: a reader that goes away (``evalstop simulate | head``) ends it without a traceback.
+
+    The pipe is closed before the command has printed anything, so its first write fails.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalstop.cli", "simulate", "--jobs", "300", "--gpus", "16"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -27,12 +28,17 @@ class CliError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise CliError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("evalstop").strip()
+        raise CliError(f"{command}: {message}" if command else message)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser with every available subcommand."""
-    parser = _Parser(prog="evalstop", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(
+        prog="evalstop",
+        description="Schedule RLHF jobs and stop the reward-hacking ones: simulate, reproduce "
+        "the paper, replay training logs.",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         try:
@@ -59,6 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evalstop: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``evalstop simulate | head``): stop quietly, and point stdout
+        # at devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
