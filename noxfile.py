@@ -46,15 +46,16 @@ def props(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on src and tests."""
     _install(session, "typecheck")
-    session.run("mypy", "--strict", "src", "tests")
+    session.run("mypy", "--strict", "src", "tests", "docs/examples")
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
-    session.run("ruff", "check", "src", "tests", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py")
+    paths = ["src", "tests", "noxfile.py", "docs/examples", "docs/hooks"]
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
 
 
 @nox.session

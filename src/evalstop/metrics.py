@@ -31,16 +31,24 @@ class JobOutcome:
     """How one job went.
 
     Attributes:
-        job_id, kind, gpus, hacking: from the job (``hacking`` is hidden truth).
-        submit: arrival time; first_start: first start time; end: finish or stop time.
+        job_id: the job's id.
+        kind: its kind.
+        gpus: the GPUs it holds while running.
+        hacking: its hidden label (hidden truth).
+        submit: arrival time.
+        first_start: first start time.
+        end: finish or stop time.
         stopped: True when a policy stopped it, False when it ran to its end.
-        jct: ``end - submit`` (MET-1). queueing_delay: ``first_start - submit`` (MET-2).
-        service: seconds of progress made; gpu_time: GPU-seconds held (overheads included).
+        jct: ``end - submit`` (MET-1).
+        queueing_delay: ``first_start - submit`` (MET-2).
+        service: seconds of progress made.
+        gpu_time: GPU-seconds held (overheads included).
         wasted_gpu_time: GPU-seconds of progress made after the true-quality peak (MET-5).
         kept_index: 0-based checkpoint the job ends with (the saved one if stopped, else the
-            last), or -1 when it has none. quality_retained: its true quality over the peak
-            checkpoint's (MET-6).
+            last), or -1 when it has none.
+        quality_retained: its true quality over the peak checkpoint's (MET-6).
         stop_reason: the rule that stopped it ("" when it finished).
+        evals_seen: checkpoints it reported before it ended.
     """
 
     job_id: JobId
