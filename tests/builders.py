@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+import attrs
+
+from evalstop.boundary import ClusterView, JobView
+from evalstop.decision import Decision
+from evalstop.detectors import Detector
+from evalstop.engine import Simulator
+from evalstop.events import LogKind, LogRecord
 from evalstop.model import Job, JobKind, JobSpec, JobTruth, Observation
+from evalstop.policies import Policy
 
 
 def make_job(
@@ -30,8 +39,8 @@ def make_job(
     losses = [1.0 / (i + 1) for i in range(n)] if losses is None else losses
     quality = list(scores) if quality is None else quality
     observations = [
-        Observation(step=steps_per_eval * (i + 1), eval_score=s, loss=l)
-        for i, (s, l) in enumerate(zip(scores, losses, strict=True))
+        Observation(step=steps_per_eval * (i + 1), eval_score=s, loss=loss)
+        for i, (s, loss) in enumerate(zip(scores, losses, strict=True))
     ]
     spec = JobSpec(
         job_id=job_id,
@@ -49,3 +58,125 @@ def make_job(
         peak_fraction=0.5 if hacking else 2.0,
     )
     return Job(spec, truth, observations)
+
+
+def with_hidden_truth(
+    job: Job,
+    *,
+    total_steps: int | None = None,
+    hacking: bool | None = None,
+    quality: Sequence[float] | None = None,
+    peak_fraction: float | None = None,
+) -> Job:
+    """``job`` with other hidden truth but the same spec, duration and observations."""
+    truth = job.truth
+    new_truth = JobTruth(
+        total_steps=truth.total_steps if total_steps is None else total_steps,
+        duration=truth.duration,
+        hacking=truth.hacking if hacking is None else hacking,
+        quality=truth.quality if quality is None else quality,
+        peak_fraction=truth.peak_fraction if peak_fraction is None else peak_fraction,
+    )
+    return Job(job.spec, new_truth, job.observations)
+
+
+def simulate(
+    policy: Policy,
+    jobs: Iterable[Job],
+    *,
+    total_gpus: int = 1,
+    preemption_overhead: int = 30,
+) -> Simulator:
+    """Submit ``jobs`` to a checked simulator, run it to the end and return it."""
+    sim = Simulator(policy, total_gpus, preemption_overhead=preemption_overhead, check=True)
+    for job in jobs:
+        sim.submit(job)
+    sim.run()
+    return sim
+
+
+def log_lines(log: Iterable[LogRecord]) -> list[tuple[int, str, int]]:
+    """``(time, kind, job id)`` of each record: the skeleton of a log, easy to write by hand."""
+    return [(record.time, record.kind.value, record.job_id) for record in log]
+
+
+def records_of(log: Iterable[LogRecord], kind: LogKind) -> list[LogRecord]:
+    """The records of one kind."""
+    return [record for record in log if record.kind is kind]
+
+
+@attrs.frozen(eq=False)
+class Recorder:
+    """A policy that delegates to ``base`` and records every view it is shown."""
+
+    base: Policy
+    views: list[ClusterView] = attrs.field(factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.base.name
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return self.base.detectors
+
+    def __call__(self, view: ClusterView) -> Decision:
+        self.views.append(view)
+        return self.base(view)
+
+
+@attrs.frozen(eq=False)
+class Scripted:
+    """A policy that returns ``decision`` at time ``when`` and asks ``base`` otherwise."""
+
+    base: Policy
+    when: int
+    decision: Decision
+
+    @property
+    def name(self) -> str:
+        return f"scripted+{self.base.name}"
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return self.base.detectors
+
+    def __call__(self, view: ClusterView) -> Decision:
+        if view.time == self.when:
+            return self.decision
+        return self.base(view)
+
+
+def job_view(
+    job_id: int,
+    *,
+    gpus: int = 1,
+    submit: int = 0,
+    estimate: int = 100,
+    kind: JobKind = JobKind.RLHF,
+    **fields: Any,
+) -> JobView:
+    """A hand-built job view (what a policy receives) for direct policy tests."""
+    return JobView(
+        job_id=job_id,
+        kind=kind,
+        gpus=gpus,
+        submit_time=submit,
+        estimated_duration=estimate,
+        planned_evals=4,
+        **fields,
+    )
+
+
+def cluster_view(
+    *,
+    total: int,
+    queued: Sequence[JobView] = (),
+    running: Sequence[JobView] = (),
+    time: int = 0,
+) -> ClusterView:
+    """A cluster view whose free GPUs are what the running jobs leave."""
+    free = total - sum(job.gpus for job in running)
+    return ClusterView(
+        time=time, total_gpus=total, free_gpus=free, queued=tuple(queued), running=tuple(running)
+    )

@@ -13,11 +13,11 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
-from builders import Recorder, make_job, simulate, with_hidden_truth
 from hypothesis import given
 from hypothesis import strategies as st
 
 import evalstop
+from builders import Recorder, make_job, simulate, with_hidden_truth
 from evalstop.boundary import (
     OBSERVABLE_SPEC_FIELDS,
     CheckpointView,
@@ -335,10 +335,12 @@ def test_bnd3_asdict_exposes_no_hidden_field(
 ) -> None:
     """BND-3: attrs.asdict of the views has no hidden key and no hidden value."""
     views, reports, jobs = captured
-    hidden_values = {job.truth.total_steps for job in jobs} | {job.truth.duration for job in jobs}
+    hidden_values: set[object] = {job.truth.total_steps for job in jobs}
+    hidden_values |= {job.truth.duration for job in jobs}
     hidden_values |= {job.truth.peak_fraction for job in jobs}
     hidden_values |= {float(q) for job in jobs for q in job.truth.quality}
-    for value in [*views, *reports]:
+    values: list[ClusterView | CheckpointView] = [*views, *reports]
+    for value in values:
         for item in flatten(attrs.asdict(value, recurse=True)):
             assert item not in HIDDEN_NAMES
             if not isinstance(item, bool):

@@ -130,3 +130,11 @@ def test_met6_a_job_stopped_before_any_checkpoint_retains_nothing() -> None:
     assert outcome.stopped and outcome.kept_index == -1
     assert outcome.quality_retained == 0.0
     assert (outcome.service, outcome.wasted_gpu_time, outcome.jct) == (0, 0, 0)
+
+
+def test_met4_stopping_a_queued_job_logs_no_gpus_held() -> None:
+    """MET-4/ENG-8: a queued job holds no GPUs, so its STOP record says 0 and adds no GPU-time."""
+    result = simulate([make_job(0, submit=3, gpus=2)], StopOnArrival(), Cluster(gpus=2))
+    stop = [record for record in result.log if record.reason]
+    assert [(record.job_id, record.gpus) for record in stop] == [(0, 0)]
+    assert job_outcomes(result)[0].gpu_time == 0

@@ -38,7 +38,5 @@ def test_every_clause_is_named_by_a_test() -> None:
 
 def test_tests_name_only_known_clauses() -> None:
     prefixes = {clause.split("-")[0] for clause in spec_clauses()}
-    unknown = sorted(
-        m for m in named_ids() - spec_clauses() if m.split("-")[0] in prefixes
-    )
+    unknown = sorted(m for m in named_ids() - spec_clauses() if m.split("-")[0] in prefixes)
     assert not unknown, f"tests name clauses that spec/ does not define: {unknown}"

@@ -158,6 +158,11 @@ class StopAtProgress:
         return state
 
 
+def _non_negative_finite(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
+
+
 @attrs.frozen(slots=True)
 class PlateauState:
     """Best (lowest) loss so far and evaluations since it last improved enough."""
@@ -177,7 +182,7 @@ class LossPlateau:
     """
 
     patience: int = attrs.field(default=3, validator=_at_least_one)
-    min_delta: float = 0.01
+    min_delta: float = attrs.field(default=0.01, validator=_non_negative_finite)
 
     @property
     def name(self) -> str:

@@ -294,8 +294,9 @@ def step(world: World, state: SimState, event: Event) -> Transition:
 
     for order in decision.stop:
         entry = active.pop(order.job_id)
-        gpus = entry.view.gpus
+        gpus = 0  # GPUs held: none for a queued job
         if entry.view.running_since is not None:
+            gpus = entry.view.gpus
             running.remove(order.job_id)
             free = release(free, gpus, state.total_gpus)
         else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import itertools
 import math
+import numbers
 from collections.abc import Iterable
 
 import attrs
@@ -45,12 +46,20 @@ class JobKind(enum.Enum):
         return self.value
 
 
+def _integer(attribute: attrs.Attribute[int], value: int) -> None:
+    # Times and counts are whole numbers (spec MOD-1): a float would make ties inexact.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{attribute.name} must be an integer, got {value!r}")
+
+
 def _non_negative(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    _integer(attribute, value)
     if value < 0:
         raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    _integer(attribute, value)
     if value <= 0:
         raise ValueError(f"{attribute.name} must be > 0, got {value!r}")
 

@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format_table(
             ["system", "workload", "events", "generate s", "simulate s", "events/s", "10x/1x"],
             rows,
-            title=f"simulator benchmark, median of {args.repeats} (targets: 1x < 1 s, 10x/1x < 12x)",
+            title=f"simulator benchmark, median of {args.repeats} "
+            "(targets: 1x < 1 s, 10x/1x < 12x)",
         )
     )
     return 0
