@@ -37,9 +37,7 @@ def tests(session: nox.Session) -> None:
 def props(session: nox.Session) -> None:
     """The Hypothesis suites under the long profile (many more examples); not run by default."""
     _install(session, "test")
-    session.run(
-        "pytest", "-m", "not slow or slow", "--hypothesis-profile=long", *session.posargs, "tests"
-    )
+    session.run("pytest", "--hypothesis-profile=long", *session.posargs)
 
 
 @nox.session
