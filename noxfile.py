@@ -1,4 +1,4 @@
-"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck and tests.
+"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests and adapters.
 
 Every session installs what it needs from PyPI into its own virtualenv, so the only thing a
 fresh machine needs is Python 3.11+ and ``pip install nox``.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "adapters"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -88,3 +88,13 @@ def realdata(session: nox.Session) -> None:
     """Regenerate docs/real-traces.md from ../shared/data/real-traces."""
     _install(session)
     session.run("python", "-m", "evalstop.realdata")
+
+
+@nox.session
+def adapters(session: nox.Session) -> None:
+    """The Ray Tune and Hugging Face adapters against the real libraries (CPU torch)."""
+    # The CPU build first: a bare torch requirement would pull a multi-GB CUDA build.
+    session.install("torch==2.13.0")
+    _install(session, "test", extras="[ray,hf]")
+    session.env["RAY_USAGE_STATS_ENABLED"] = "0"
+    session.run("pytest", "tests/test_adapter_ray.py", "tests/test_adapter_hf.py", *session.posargs)

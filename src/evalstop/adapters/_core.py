@@ -1,0 +1,223 @@
+"""The adapters' shared core: one metric of a framework's result dicts, fed to a Monitor.
+
+Pure and framework-free: no Ray, no transformers, no torch. The Ray Tune and Hugging Face
+adapters both keep all their per-run state in one :class:`~evalstop.monitor.Monitor` behind a
+:class:`MetricFeed`, so the k-decline rule, the stop latch and the best checkpoint come from
+``evalstop.monitor`` alone (spec ``ADP-1``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, SupportsFloat, SupportsIndex
+
+import attrs
+
+from evalstop.detectors import DeclineDetector, Detector
+from evalstop.monitor import JobKey, Mode, Monitor, MonitorVerdict, Stop
+
+__all__ = ["BestCheckpoint", "MetricFeed", "optional_class"]
+
+
+@attrs.frozen(slots=True)
+class BestCheckpoint:
+    """The checkpoint to keep for one run: its step and its score (spec ``ADP-4``).
+
+    Attributes:
+        step: the step of the best finite score so far (strictly better replaces it, so a tie
+            keeps the earlier step; up to and including the stop once the run is stopped).
+        score: that score, in the caller's units (not negated in ``min`` mode).
+    """
+
+    step: int
+    score: float
+
+
+def _as_score(metric: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, SupportsFloat):
+        raise TypeError(f"metric {metric!r} must be a number, got {value!r}")
+    return float(value)
+
+
+def as_step(name: str, value: object) -> int:
+    """``value`` as a non-negative step: an integer (numpy integers too), never a bool."""
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        raise TypeError(f"step {name!r} must be an int, got {value!r}")
+    step = int(value)
+    if step < 0:
+        raise ValueError(f"step {name!r} must be >= 0, got {step}")
+    return step
+
+
+def _lookup(metrics: Mapping[str, Any], key: str) -> object:
+    """``metrics[key]``, or the value at the ``/``-separated path ``key`` in nested mappings."""
+    if key in metrics:
+        return metrics[key]
+    node: object = metrics
+    for part in key.split("/"):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+class MetricFeed:
+    """One metric of a framework's result dicts, fed to a :class:`~evalstop.monitor.Monitor`.
+
+    Args:
+        metric: the key of the eval score in each result dict (a ``/``-separated path such as
+            ``"eval/score"`` also finds it in nested dicts).
+        mode: ``"max"`` when higher scores are better (default), ``"min"`` when lower are.
+        k: EvalStop's ``k``: stop at the k-th consecutive decline (default 2). Give ``k`` or
+            ``detector``, not both.
+        detector: any :class:`~evalstop.detectors.Detector` instead of
+            ``DeclineDetector(k)``.
+        aliases: further keys tried, in order, when ``metric`` is absent (the Hugging Face
+            adapter tries ``eval_<metric>``).
+
+    Every method is O(1) in the number of results. The rule's state is the monitor's alone;
+    the feed also remembers each run's last verdict, for :meth:`verdict`.
+    """
+
+    __slots__ = ("_keys", "_last", "_monitor")
+
+    def __init__(
+        self,
+        metric: str,
+        mode: Mode = "max",
+        k: int | None = None,
+        detector: Detector[Any] | None = None,
+        *,
+        aliases: tuple[str, ...] = (),
+    ) -> None:
+        if not isinstance(metric, str) or not metric:
+            raise TypeError(f"metric must be a non-empty str, got {metric!r}")
+        if k is not None and detector is not None:
+            raise ValueError("give k or detector, not both")
+        if detector is None:
+            detector = DeclineDetector(2 if k is None else k)
+        self._monitor = Monitor(detector, mode)
+        self._keys = (metric, *(alias for alias in aliases if alias != metric))
+        self._last: dict[JobKey, MonitorVerdict] = {}
+
+    @property
+    def metric(self) -> str:
+        """The metric's key."""
+        return self._keys[0]
+
+    @property
+    def mode(self) -> Mode:
+        """``"max"`` or ``"min"``."""
+        return self._monitor.mode
+
+    @property
+    def monitor(self) -> Monitor:
+        """The monitor that holds every run's state (``to_json`` saves it, spec ``MON-11``)."""
+        return self._monitor
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        """Replace the monitor by one saved with ``monitor.to_dict()`` (spec ``MON-11``).
+
+        A built-in detector is rebuilt from the saved parameters; a saved custom detector must
+        be this feed's detector (same name), else ``ValueError``.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"not a saved evalstop monitor: {data!r}")
+        saved = data.get("detector")
+        custom = isinstance(saved, Mapping) and saved.get("type") is None
+        self._monitor = Monitor.from_dict(data, self._monitor.detector if custom else None)
+        self._last.clear()
+
+    def forget(self, run: JobKey) -> bool:
+        """Drop ``run``'s state (``MON-8``): observed again, it starts afresh."""
+        self._last.pop(run, None)
+        return self._monitor.forget(run)
+
+    def find(self, metrics: Mapping[str, Any]) -> float | None:
+        """The metric's value in ``metrics`` as a float, or None when it is absent or None.
+
+        Raises:
+            TypeError: the value is not a number (a bool is not a number here).
+        """
+        for key in self._keys:
+            value = _lookup(metrics, key)
+            if value is not None:
+                return _as_score(key, value)
+        return None
+
+    def feed(self, run: JobKey, step: int, metrics: Mapping[str, Any]) -> MonitorVerdict | None:
+        """Observe the metric of one result of ``run`` at ``step`` (spec ``ADP-2``, ``ADP-3``).
+
+        A result without the metric is not an evaluation: it returns None and changes nothing.
+        Otherwise the value goes to :meth:`Monitor.observe` as it is, so a NaN or infinite
+        value is skipped by the rule (``MON-5``), a stale step is ignored (``MON-6``) and a
+        stopped run stays stopped (``MON-7``).
+        """
+        value = self.find(metrics)
+        if value is None:
+            return None
+        verdict = self._monitor.observe(run, step, value)
+        self._last[run] = verdict
+        return verdict
+
+    def verdict(self, run: JobKey) -> MonitorVerdict | None:
+        """The verdict of ``run``'s last observation through this feed, or None.
+
+        None for a run never observed, forgotten, or not observed since :meth:`restore`.
+        """
+        return self._last.get(run)
+
+    def _now(self, run: JobKey) -> MonitorVerdict | None:
+        """The run's current state as a verdict, read from the monitor; None if unknown.
+
+        Changes no state: it is a repeated observation at step 0, which the monitor ignores
+        (``MON-6``: 0 is never after the last accepted step) or answers with the latched stop
+        (``MON-7``).
+        """
+        if run not in self._monitor:
+            return None
+        return self._monitor.observe(run, 0, math.nan)
+
+    def best(self, run: JobKey) -> BestCheckpoint | None:
+        """The checkpoint to keep for ``run``, or None before its first finite score."""
+        verdict = self._now(run)
+        if verdict is None or verdict.best_step is None or verdict.best_score is None:
+            return None
+        return BestCheckpoint(verdict.best_step, verdict.best_score)
+
+    def stopped(self, run: JobKey) -> bool:
+        """True once the rule has fired for ``run`` (it latches)."""
+        return isinstance(self._now(run), Stop)
+
+    def stop_step(self, run: JobKey) -> int | None:
+        """The step at which the rule fired for ``run``, or None while it runs."""
+        verdict = self._now(run)
+        return verdict.stop_step if isinstance(verdict, Stop) else None
+
+
+def optional_class(module: str, name: str, extra: str) -> type[Any]:
+    """``module.name`` if the optional library imports, else a stand-in that cannot be built.
+
+    The adapter modules import without their library (``import evalstop`` never imports
+    them, and documentation tools can read them); building an adapter without its library
+    raises ``ImportError`` naming the extra to install (spec ``ADP-9``).
+    """
+    import importlib
+
+    try:
+        found: type[Any] = getattr(importlib.import_module(module), name)
+    except ImportError as error:
+        reason = f"{error}"
+    else:
+        return found
+
+    doc = f"Stand-in for {module}.{name}, which did not import: pip install 'evalstop[{extra}]'."
+
+    def refuse(self: object, *args: object, **kwargs: object) -> None:
+        raise ImportError(
+            f"{type(self).__name__} needs {module}.{name}, which did not import ({reason}): "
+            f"pip install 'evalstop[{extra}]'"
+        )
+
+    return type(name, (), {"__init__": refuse, "__module__": __name__, "__doc__": doc})

@@ -1,0 +1,227 @@
+"""EvalStop inside the Hugging Face ``Trainer``: a ``TrainerCallback`` (spec ``ADP-7``, ``ADP-8``).
+
+Install with ``pip install 'evalstop[hf]'``. :class:`EvalStopCallback` watches one eval metric
+at every evaluation the ``Trainer`` runs, feeds it with ``state.global_step`` to an
+:class:`~evalstop.monitor.Monitor` (spec ``ADP-1``), and at the k-th consecutive decline sets
+``control.should_training_stop``. It records the best checkpoint's step and score and points
+the ``Trainer`` at that checkpoint, as ``EarlyStoppingCallback`` does with
+``load_best_model_at_end=True``:
+
+- with ``metric_for_best_model`` unset, the callback writes ``state.best_metric``,
+  ``state.best_global_step`` and, once that checkpoint is on disk,
+  ``state.best_model_checkpoint``, so the ``Trainer`` keeps that checkpoint out of
+  ``save_total_limit`` rotation;
+- with ``metric_for_best_model`` naming the same metric and ``greater_is_better`` matching
+  the mode, the ``Trainer`` tracks the same best itself and ``load_best_model_at_end=True``
+  restores it at the end; a different metric or direction with ``load_best_model_at_end=True``
+  raises ``ValueError`` when training begins.
+
+Save a checkpoint at every evaluation (``save_strategy`` equal to ``eval_strategy`` and
+``save_steps`` equal to ``eval_steps``) so that every evaluated step, the best one included,
+has a checkpoint. The callback's state is saved in each checkpoint's ``trainer_state.json``
+and restored on ``resume_from_checkpoint`` with ``restore_callback_states_from_checkpoint=True``
+(a built-in detector only: a custom one cannot be rebuilt from JSON, and restoring it raises
+``ValueError``).
+
+This module imports transformers at import time when it is installed; without it the module
+still imports, and building the callback raises ``ImportError`` (``ADP-9``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from evalstop.adapters._core import BestCheckpoint, MetricFeed, optional_class
+from evalstop.detectors import DeclineDetector, Detector
+from evalstop.monitor import Mode, Monitor, MonitorVerdict
+
+if TYPE_CHECKING:
+    from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+    from transformers.trainer_callback import ExportableState
+else:
+    TrainerCallback = optional_class("transformers", "TrainerCallback", "hf")
+    ExportableState = optional_class("transformers.trainer_callback", "ExportableState", "hf")
+
+__all__ = ["BestCheckpoint", "EvalStopCallback"]
+
+logger = logging.getLogger(__name__)
+
+RUN: int = 0
+"""The monitor's key for the one run a callback watches."""
+
+CHECKPOINT_PREFIX = "checkpoint"
+"""The ``Trainer`` saves the checkpoint of step ``s`` in ``<output_dir>/checkpoint-<s>``."""
+
+
+def _eval_key(metric: str) -> str:
+    return metric if metric.startswith("eval_") else f"eval_{metric}"
+
+
+class EvalStopCallback(TrainerCallback, ExportableState):
+    """Stop a ``Trainer`` at the k-th consecutive decline of an eval metric; keep the best.
+
+    Args:
+        metric: the eval metric, as in ``metric_for_best_model``: ``"eval_loss"`` (default),
+            ``"eval_win_rate"`` or ``"win_rate"`` (``eval_`` is tried when the key is
+            absent).
+        mode: ``"max"`` when higher is better, ``"min"`` when lower is better; None (default)
+            follows the ``Trainer``'s own rule for ``greater_is_better``: ``"min"`` when the
+            metric's name ends with ``"loss"``, else ``"max"``.
+        k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
+        detector: any :class:`~evalstop.detectors.Detector` instead of ``DeclineDetector(k)``.
+
+    An evaluation without the metric is skipped; a NaN or infinite value is skipped by the
+    rule (spec ``ADP-3``). A new training run (global step 0 at ``on_train_begin``) starts
+    afresh; a resumed one goes on from the callback's state (``ADP-8``).
+
+    Raises:
+        ImportError: transformers is not installed.
+    """
+
+    def __init__(
+        self,
+        metric: str = "eval_loss",
+        mode: Mode | None = None,
+        k: int | None = None,
+        detector: Detector[Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if mode is None:
+            mode = "min" if metric.endswith("loss") else "max"
+        self._feed = MetricFeed(metric, mode, k, detector, aliases=(_eval_key(metric),))
+        self._output_dir: str | None = None
+        self._owns_best = True
+
+    # -- what the callback knows ------------------------------------------------------------
+
+    @property
+    def metric(self) -> str:
+        """The metric's key, as given."""
+        return self._feed.metric
+
+    @property
+    def mode(self) -> Mode:
+        """``"max"`` or ``"min"``."""
+        return self._feed.mode
+
+    @property
+    def monitor(self) -> Monitor:
+        """The monitor holding the run's state."""
+        return self._feed.monitor
+
+    @property
+    def verdict(self) -> MonitorVerdict | None:
+        """The verdict of the last evaluation with the metric, or None before one."""
+        return self._feed.verdict(RUN)
+
+    @property
+    def stopped(self) -> bool:
+        """True once the rule has fired (training was asked to stop)."""
+        return self._feed.stopped(RUN)
+
+    @property
+    def stop_step(self) -> int | None:
+        """The global step at which the rule fired, or None."""
+        return self._feed.stop_step(RUN)
+
+    @property
+    def best(self) -> BestCheckpoint | None:
+        """The step and score of the checkpoint to keep (spec ``ADP-4``), or None."""
+        return self._feed.best(RUN)
+
+    @property
+    def best_checkpoint(self) -> str | None:
+        """The directory of the best step's checkpoint, or None while it is not on disk."""
+        best = self.best
+        if best is None or self._output_dir is None:
+            return None
+        path = os.path.join(self._output_dir, f"{CHECKPOINT_PREFIX}-{best.step}")
+        return path if os.path.isdir(path) else None
+
+    # -- Trainer events -----------------------------------------------------------------------
+
+    def on_train_begin(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        """Start afresh on a new run; check that the ``Trainer``'s best means ours."""
+        self._output_dir = str(args.output_dir)
+        if int(state.global_step) == 0:
+            self._feed.forget(RUN)
+        tracked = args.metric_for_best_model
+        if tracked is None:
+            self._owns_best = True
+            return
+        self._owns_best = False
+        same = _eval_key(str(tracked)) == _eval_key(self.metric) and bool(
+            args.greater_is_better
+        ) == (self.mode == "max")
+        if not same and args.load_best_model_at_end:
+            raise ValueError(
+                f"load_best_model_at_end restores the best {tracked!r} "
+                f"(greater_is_better={args.greater_is_better}) but EvalStopCallback keeps the "
+                f"best {self.metric!r} in mode {self.mode!r}: set metric_for_best_model and "
+                "greater_is_better to match"
+            )
+
+    def on_evaluate(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        metrics: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Feed the metric at ``state.global_step``; stop training at the trigger."""
+        self._output_dir = str(args.output_dir)
+        if metrics is None:
+            return
+        verdict = self._feed.feed(RUN, int(state.global_step), metrics)
+        if verdict is None:
+            logger.warning("EvalStopCallback: no %r in the eval metrics, skipped", self.metric)
+            return
+        if self._owns_best and verdict.best_step is not None:
+            state.best_metric = verdict.best_score
+            state.best_global_step = verdict.best_step
+        if verdict.stopped:
+            if not control.should_training_stop:
+                logger.info(
+                    "EvalStop: %s fired on %r at step %d; best step %s (%s)",
+                    self._feed.monitor.detector.name,
+                    self.metric,
+                    verdict.step,
+                    verdict.best_step,
+                    verdict.best_score,
+                )
+            control.should_training_stop = True
+
+    def on_save(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        """Point ``state.best_model_checkpoint`` at the best checkpoint once it is on disk."""
+        self._output_dir = str(args.output_dir)
+        path = self.best_checkpoint
+        if self._owns_best and path is not None:
+            state.best_model_checkpoint = path
+
+    # -- resumption (transformers' ExportableState) -------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """The callback's arguments and monitor, saved in each checkpoint's trainer state."""
+        detector = self._feed.monitor.detector
+        k = detector.k if isinstance(detector, DeclineDetector) else None
+        return {
+            "args": {"metric": self.metric, "mode": self.mode, "k": k},
+            "attributes": {"monitor_state": self._feed.monitor.to_dict()},
+        }
+
+    @property
+    def monitor_state(self) -> dict[str, Any]:
+        """The monitor as JSON values; setting it restores a saved monitor (``MON-11``)."""
+        return self._feed.monitor.to_dict()
+
+    @monitor_state.setter
+    def monitor_state(self, data: Mapping[str, Any]) -> None:
+        self._feed.restore(data)
