@@ -480,3 +480,22 @@ def test_malformed_saved_state_raises_value_error_mon_11(text: str) -> None:
     """MON-11: malformed saved data raises ValueError (the last one: serial >= next_serial)."""
     with pytest.raises(ValueError):
         Monitor.from_json(text)
+
+
+def test_mon12_standing_verdict_reads_without_changing_state() -> None:
+    """MON-12: verdict() reports the best checkpoint and the latch, and changes nothing."""
+    monitor = Monitor(DeclineDetector(2))
+    assert monitor.verdict("a") is None
+    for step, score in ((10, 0.2), (20, 0.5), (30, 0.4)):
+        monitor.observe("a", step, score)
+    before = monitor.to_json()
+    standing = monitor.verdict("a")
+    assert isinstance(standing, Continue)
+    assert (standing.step, standing.best_step, standing.best_score) == (30, 20, 0.5)
+    assert standing.reason is Reason.STANDING
+    assert monitor.to_json() == before
+    monitor.observe("a", 40, 0.3)
+    stopped = monitor.verdict("a")
+    assert isinstance(stopped, Stop) and stopped.stop_step == 40 and stopped.best_step == 20
+    monitor.forget("a")
+    assert monitor.verdict("a") is None

@@ -73,6 +73,9 @@ class Reason(enum.Enum):
     """Ignored: its step is not after the job's last accepted step (``MON-6``)."""
     ALREADY_STOPPED = "already_stopped"
     """Ignored: the job was already stopped (``MON-7``)."""
+    STANDING = "standing"
+    """Not an observation: the job's standing verdict, read by :meth:`Monitor.verdict`
+    (``MON-12``)."""
 
 
 @attrs.frozen(slots=True)
@@ -310,6 +313,19 @@ class Monitor:
             watch.best_step,
             None if best is None else self._sign * best,
         )
+
+    def verdict(self, job_id: JobKey) -> MonitorVerdict | None:
+        """The job's standing verdict, read without observing anything; None if unknown.
+
+        Its ``step`` is the last accepted step and its reason :attr:`Reason.STANDING`; the
+        monitor's state is untouched (spec ``MON-12``). O(1).
+        """
+        job = self._jobs.get(job_id)
+        if job is None:
+            return None
+        if job.watch.fired_step is not None:
+            return self._stop(job_id, job.last_step, Reason.STANDING, job.watch)
+        return self._continue(job_id, job.last_step, Reason.STANDING, job.watch)
 
     def forget(self, job_id: JobKey) -> bool:
         """Drop a job's state (e.g. when it ends); True if it was known.

@@ -8,7 +8,6 @@ adapters both keep all their per-run state in one :class:`~evalstop.monitor.Moni
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, SupportsFloat, SupportsIndex
 
@@ -171,13 +170,9 @@ class MetricFeed:
     def _now(self, run: JobKey) -> MonitorVerdict | None:
         """The run's current state as a verdict, read from the monitor; None if unknown.
 
-        Changes no state: it is a repeated observation at step 0, which the monitor ignores
-        (``MON-6``: 0 is never after the last accepted step) or answers with the latched stop
-        (``MON-7``).
+        Changes no state (:meth:`evalstop.monitor.Monitor.verdict`, ``MON-12``).
         """
-        if run not in self._monitor:
-            return None
-        return self._monitor.observe(run, 0, math.nan)
+        return self._monitor.verdict(run)
 
     def best(self, run: JobKey) -> BestCheckpoint | None:
         """The checkpoint to keep for ``run``, or None before its first finite score."""
