@@ -284,13 +284,13 @@ def step(world: World, state: SimState, event: Event) -> Transition:
             time=now,
             total_gpus=state.total_gpus,
             free_gpus=free,
-            queued=tuple(active[j].view for j in queued),
-            running=tuple(active[j].view for j in running),
+            queued=tuple([active[j].view for j in queued]),
+            running=tuple([active[j].view for j in running]),
             cause=event.kind,
             changed=changed,
         )
         decision = world.policy(cluster)
-        _validate(decision, cluster, world.jobs)
+        _validate(decision, active, free)
 
     for order in decision.stop:
         entry = active.pop(order.job_id)
@@ -355,30 +355,35 @@ def step(world: World, state: SimState, event: Event) -> Transition:
     return Transition(new_state, tuple(events), tuple(log))
 
 
-def _validate(decision: Decision, cluster: ClusterView, jobs: Mapping[JobId, Job]) -> None:
-    """Raise :class:`InvalidDecisionError` unless ``decision`` can be applied whole (``ENG-8``)."""
+def _validate(decision: Decision, active: Mapping[JobId, ActiveJob], free: int) -> None:
+    """Raise :class:`InvalidDecisionError` unless ``decision`` can be applied whole (``ENG-8``).
+
+    O(jobs named by the decision): each is looked up in the active map.
+    """
     if not (decision.start or decision.preempt or decision.stop):
         return
-    running = {job.job_id: job.gpus for job in cluster.running}
-    queued = {job.job_id: job.gpus for job in cluster.queued}
     named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
     if len(named) != len(set(named)):
         raise InvalidDecisionError(f"a job is named twice in {decision}")
+
+    def view_of(job_id: JobId, running: bool | None, verb: str, state: str) -> JobView:
+        entry = active.get(job_id)
+        if entry is None or (
+            running is not None and (entry.view.running_since is not None) != running
+        ):
+            raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
+        return entry.view
+
+    freed = 0
     for order in decision.stop:
-        if order.job_id not in running and order.job_id not in queued:
-            raise InvalidDecisionError(f"cannot stop job {order.job_id}: it is not active")
+        view = view_of(order.job_id, None, "stop", "active")
+        freed += view.gpus if view.running_since is not None else 0
     for job_id in decision.preempt:
-        if job_id not in running:
-            raise InvalidDecisionError(f"cannot preempt job {job_id}: it is not running")
-    for job_id in decision.start:
-        if job_id not in queued:
-            raise InvalidDecisionError(f"cannot start job {job_id}: it is not queued")
-    freed = sum(running.get(o.job_id, 0) for o in decision.stop)
-    freed += sum(running[j] for j in decision.preempt)
-    wanted = sum(queued[j] for j in decision.start)
-    if wanted > cluster.free_gpus + freed:
+        freed += view_of(job_id, True, "preempt", "running").gpus
+    wanted = sum(view_of(job_id, False, "start", "queued").gpus for job_id in decision.start)
+    if wanted > free + freed:
         raise InvalidDecisionError(
-            f"starts need {wanted} GPUs but only {cluster.free_gpus + freed} would be free"
+            f"starts need {wanted} GPUs but only {free + freed} would be free"
         )
 
 
