@@ -178,7 +178,7 @@ def _checkpoint_event(time: int, job: Job, index: int, epoch: int) -> Event:
 
 
 def step(world: World, state: SimState, event: Event) -> Transition:
-    """Apply ``event`` to ``state`` and then the policy's decision (pure; spec ``ENG-1..12``)."""
+    """Apply ``event`` to ``state`` and then the policy's decision (pure; spec ``ENG-1..13``)."""
     if event.time < state.time:
         raise EngineError(f"event at t={event.time} is before the clock t={state.time}")
     now = event.time
