@@ -97,4 +97,7 @@ def adapters(session: nox.Session) -> None:
     session.install("torch==2.13.0")
     _install(session, "test", extras="[ray,hf]")
     session.env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Nothing may be fetched at run time: the tests build their tiny models themselves.
+    session.env["HF_HUB_OFFLINE"] = "1"
+    session.env["TRANSFORMERS_OFFLINE"] = "1"
     session.run("pytest", "tests/test_adapter_ray.py", "tests/test_adapter_hf.py", *session.posargs)
