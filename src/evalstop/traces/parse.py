@@ -139,7 +139,8 @@ def choose_step_column(label: str, requested: str | None, columns: Iterable[str]
             return candidate
     raise MalformedTraceError(
         label,
-        f"no step column (tried {', '.join(STEP_CANDIDATES)}); name one with step_column; "
+        f"no step column (tried {', '.join(STEP_CANDIDATES)}); "
+        "name one with step_column (--step-column); "
         f"columns: {', '.join(sorted(present))}",
     )
 
