@@ -24,11 +24,14 @@ def test_wrk1_same_seed_same_workload_other_seed_differs() -> None:
 
 def test_wrk1_first_jobs_curves_do_not_depend_on_job_count() -> None:
     """WRK-1: job i's curves come from a stream keyed by i."""
-    small = generate(WorkloadConfig(n_jobs=5), 11)
-    large = generate(WorkloadConfig(n_jobs=40), 11)
+    small = generate(WorkloadConfig(n_jobs=40), 11)
+    large = generate(WorkloadConfig(n_jobs=60), 11)
+    compared = 0
     for a, b in zip(small.jobs, large.jobs, strict=False):
         if a.spec.kind is b.spec.kind and a.truth.hacking == b.truth.hacking:
             np.testing.assert_array_equal(a.truth.quality, b.truth.quality)
+            compared += 1
+    assert compared >= 5, "too few comparable jobs: the check would be vacuous"
 
 
 def test_wrk2_poisson_arrivals_match_the_rate() -> None:
