@@ -15,12 +15,17 @@ import numpy as np
 from evalstop.metrics import JobOutcome
 from evalstop.model import Job, JobId, JobKind
 
-__all__ = ["DetectionMetrics", "detection_metrics", "ratio"]
+__all__ = ["DetectionMetrics", "confusion_rates", "detection_metrics", "ratio"]
 
 
 def ratio(numerator: float, denominator: float) -> float:
     """``numerator / denominator``, or NaN when the denominator is 0 (an undefined rate)."""
     return numerator / denominator if denominator else math.nan
+
+
+def confusion_rates(tp: int, fp: int, fn: int, tn: int) -> tuple[float, float, float]:
+    """``(precision, recall, FPR)`` of a confusion table, NaN where undefined (DQ-2)."""
+    return ratio(tp, tp + fp), ratio(tp, tp + fn), ratio(fp, fp + tn)
 
 
 @attrs.frozen(slots=True)
@@ -71,8 +76,7 @@ def detection_metrics(
             fn += 1
         else:
             tn += 1
-    precision = ratio(tp, tp + fp)
-    recall = ratio(tp, tp + fn)
+    precision, recall, fpr = confusion_rates(tp, fp, fn, tn)
     f1 = (
         2 * precision * recall / (precision + recall)
         if tp and not math.isnan(precision + recall)
@@ -85,7 +89,7 @@ def detection_metrics(
         tn=tn,
         precision=precision,
         recall=recall,
-        fpr=ratio(fp, fp + tn),
+        fpr=fpr,
         f1=f1,
         delay_evals=float(np.mean(delays)) if delays else math.nan,
         delay_gpu_hours=float(np.mean(delay_gpu)) if delay_gpu else math.nan,

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import attrs
 
-from evalstop.detection import ratio
+from evalstop.detection import confusion_rates, ratio
 from evalstop.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
 from evalstop.traces import Order, ReplayResult, Trace, read_trace, replay
 
@@ -333,15 +333,16 @@ def summarize(curves: Sequence[CurveReport], index: int) -> DetectorSummary:
         else:
             fp += int(result.stopped)
             tn += int(not result.stopped)
+    precision, recall, fpr = confusion_rates(tp, fp, fn, tn)
     return DetectorSummary(
         detector=name,
         tp=tp,
         fp=fp,
         fn=fn,
         tn=tn,
-        precision=ratio(tp, tp + fp),
-        recall=ratio(tp, tp + fn),
-        fpr=ratio(fp, fp + tn),
+        precision=precision,
+        recall=recall,
+        fpr=fpr,
         mean_regret=ratio(sum(regrets), len(regrets)),
         unlabelled_stops=unlabelled_stops,
         unlabelled=unlabelled,
