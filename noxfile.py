@@ -14,9 +14,9 @@ nox.options.error_on_missing_interpreters = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 CONTRACT_MODULES = [
-    "src/evalstop/cluster.py",
-    "src/evalstop/detectors.py",
-    "src/evalstop/event_queue.py",
+    "src/evalstop/core/gpus.py",
+    "src/evalstop/core/detectors.py",
+    "src/evalstop/engine/queue.py",
 ]
 
 
@@ -44,14 +44,22 @@ def props(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on src and tests."""
     _install(session, "typecheck")
-    session.run("mypy", "--strict", "src", "tests", "docs/examples")
+    session.run("mypy", "--strict", "src", "tests", "docs/examples", "docs/scripts", "benchmarks")
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
-    paths = ["src", "tests", "noxfile.py", "docs/examples", "docs/hooks"]
+    paths = [
+        "src",
+        "tests",
+        "noxfile.py",
+        "docs/examples",
+        "docs/hooks",
+        "docs/scripts",
+        "benchmarks",
+    ]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
 
@@ -80,14 +88,14 @@ def docs(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Print the benchmark figures (simulator and monitor throughput)."""
     _install(session)
-    session.run("python", "-m", "evalstop.bench")
+    session.run("python", "benchmarks/run.py")
 
 
 @nox.session
 def realdata(session: nox.Session) -> None:
     """Regenerate docs/real-traces.md from ../shared/data/real-traces."""
     _install(session)
-    session.run("python", "-m", "evalstop.realdata")
+    session.run("python", "docs/scripts/real_traces.py")
 
 
 @nox.session
@@ -100,4 +108,4 @@ def adapters(session: nox.Session) -> None:
     # Nothing may be fetched at run time: the tests build their tiny models themselves.
     session.env["HF_HUB_OFFLINE"] = "1"
     session.env["TRANSFORMERS_OFFLINE"] = "1"
-    session.run("pytest", "tests/test_adapter_ray.py", "tests/test_adapter_hf.py", *session.posargs)
+    session.run("pytest", "tests/adapters", *session.posargs)

@@ -7,13 +7,13 @@ from typing import Any
 
 import attrs
 
-from evalstop.boundary import ClusterView, JobView
-from evalstop.decision import Decision
-from evalstop.detectors import Detector
+from evalstop.core.boundary import ClusterView, JobView
+from evalstop.core.decision import Decision
+from evalstop.core.detectors import Detector
+from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
+from evalstop.core.policy import Policy
 from evalstop.engine import Simulator
-from evalstop.events import LogKind, LogRecord
-from evalstop.model import Job, JobKind, JobSpec, JobTruth, Observation
-from evalstop.policies import Policy
+from evalstop.engine.log import LogKind, LogRecord
 
 
 def make_job(
@@ -120,6 +120,9 @@ class Recorder:
     def detectors(self) -> tuple[Detector[Any], ...]:
         return self.base.detectors
 
+    def needs_decision(self, cause: object, changed: object) -> bool:
+        return True
+
     def __call__(self, view: ClusterView) -> Decision:
         self.views.append(view)
         return self.base(view)
@@ -140,6 +143,9 @@ class Scripted:
     @property
     def detectors(self) -> tuple[Detector[Any], ...]:
         return self.base.detectors
+
+    def needs_decision(self, cause: object, changed: object) -> bool:
+        return True
 
     def __call__(self, view: ClusterView) -> Decision:
         if view.time == self.when:

@@ -14,7 +14,9 @@ from evalstop import (
     Decision,
     DeclineDetector,
     Detector,
+    EventKind,
     JobView,
+    LogKind,
     WorkloadConfig,
     detection_metrics,
     evalstop,
@@ -24,7 +26,6 @@ from evalstop import (
     srtf_est,
     system_metrics,
 )
-from evalstop.events import EventKind, LogKind
 
 
 @attrs.frozen

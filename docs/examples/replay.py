@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from evalstop import DeclineDetector, read_trace, replay
-from evalstop.detectors import LossPlateau
+from evalstop.core.detectors import LossPlateau
 
 win_rate = [0.50, 0.56, 0.61, 0.66, 0.68, 0.65, 0.61, 0.55, 0.49, 0.44]
 history = []

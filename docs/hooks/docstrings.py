@@ -4,9 +4,9 @@ The docstrings are Google style written to read well in ``help()``. Three idioms
 not Markdown; once the whole package is loaded, this extension rewrites them in the docstrings
 griffe hands to mkdocstrings (the source files are not changed):
 
-1. **Sphinx roles** (``:class:`JobView```, ``:func:`~evalstop.detectors.observe```,
-   ``:mod:`evalstop.boundary```) become mkdocs-autorefs cross-references with full paths,
-   ``[`JobView`][evalstop.boundary.JobView]``. A dotted target that starts with the package
+1. **Sphinx roles** (``:class:`JobView```, ``:func:`~evalstop.core.detectors.observe```,
+   ``:mod:`evalstop.core.boundary```) become mkdocs-autorefs cross-references with full paths,
+   ``[`JobView`][evalstop.core.boundary.JobView]``. A dotted target that starts with the package
    name is already a full path; otherwise its first name is resolved the way Python would from
    the documented object (its members, then its parents' scopes, following imports) and the
    rest is appended. A target that cannot be resolved is left as written, so the strict build
@@ -69,7 +69,7 @@ def _resolve(loader: griffe.GriffeLoader, obj: griffe.Object, role: str, target:
     found = _final(loader, path)
     if found is None:
         return path
-    # `from evalstop.simulate import simulate`: the package's member `simulate` is the
+    # `from evalstop.sim.run import simulate`: the package's member `simulate` is the
     # submodule, but :func:`simulate` means the function inside it.
     name = target.rsplit(".", 1)[-1]
     if role != "mod" and found.is_module and name in found.members:

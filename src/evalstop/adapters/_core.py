@@ -1,9 +1,9 @@
 """The adapters' shared core: one metric of a framework's result dicts, fed to a Monitor.
 
 Pure and framework-free: no Ray, no transformers, no torch. The Ray Tune and Hugging Face
-adapters both keep all their per-run state in one :class:`~evalstop.monitor.Monitor` behind a
+adapters both keep all their per-run state in one :class:`~evalstop.live.monitor.Monitor` behind a
 :class:`MetricFeed`, so the k-decline rule, the stop latch and the best checkpoint come from
-``evalstop.monitor`` alone (spec ``ADP-1``).
+``evalstop.live.monitor`` alone (spec ``ADP-1``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any, SupportsFloat, SupportsIndex
 
 import attrs
 
-from evalstop.detectors import DeclineDetector, Detector
-from evalstop.monitor import JobKey, Mode, Monitor, MonitorVerdict, Stop
+from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.live.monitor import JobKey, Mode, Monitor, MonitorVerdict, Stop
 
 __all__ = ["BestCheckpoint", "MetricFeed", "optional_class"]
 
@@ -62,7 +62,7 @@ def _lookup(metrics: Mapping[str, Any], key: str) -> object:
 
 
 class MetricFeed:
-    """One metric of a framework's result dicts, fed to a :class:`~evalstop.monitor.Monitor`.
+    """One metric of a framework's result dicts, fed to a :class:`~evalstop.live.monitor.Monitor`.
 
     Args:
         metric: the key of the eval score in each result dict (a ``/``-separated path such as
@@ -70,7 +70,7 @@ class MetricFeed:
         mode: ``"max"`` when higher scores are better (default), ``"min"`` when lower are.
         k: EvalStop's ``k``: stop at the k-th consecutive decline (default 2). Give ``k`` or
             ``detector``, not both.
-        detector: any :class:`~evalstop.detectors.Detector` instead of
+        detector: any :class:`~evalstop.core.detectors.Detector` instead of
             ``DeclineDetector(k)``.
         aliases: further keys tried, in order, when ``metric`` is absent (the Hugging Face
             adapter tries ``eval_<metric>``).
@@ -170,7 +170,7 @@ class MetricFeed:
     def _now(self, run: JobKey) -> MonitorVerdict | None:
         """The run's current state as a verdict, read from the monitor; None if unknown.
 
-        Changes no state (:meth:`evalstop.monitor.Monitor.verdict`, ``MON-12``).
+        Changes no state (:meth:`evalstop.live.monitor.Monitor.verdict`, ``MON-12``).
         """
         return self._monitor.verdict(run)
 

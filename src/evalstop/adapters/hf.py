@@ -2,7 +2,7 @@
 
 Install with ``pip install 'evalstop[hf]'``. :class:`EvalStopCallback` watches one eval metric
 at every evaluation the ``Trainer`` runs, feeds it with ``state.global_step`` to an
-:class:`~evalstop.monitor.Monitor` (spec ``ADP-1``), and at the k-th consecutive decline sets
+:class:`~evalstop.live.monitor.Monitor` (spec ``ADP-1``), and at the k-th consecutive decline sets
 ``control.should_training_stop``. It records the best checkpoint's step and score and points
 the ``Trainer`` at that checkpoint, as ``EarlyStoppingCallback`` does with
 ``load_best_model_at_end=True``:
@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalstop.adapters._core import BestCheckpoint, MetricFeed, optional_class
-from evalstop.detectors import DeclineDetector, Detector
-from evalstop.monitor import Mode, Monitor, MonitorVerdict
+from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.live.monitor import Mode, Monitor, MonitorVerdict
 
 if TYPE_CHECKING:
     from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
@@ -71,7 +71,7 @@ class EvalStopCallback(TrainerCallback, ExportableState):
             follows the ``Trainer``'s own rule for ``greater_is_better``: ``"min"`` when the
             metric's name ends with ``"loss"``, else ``"max"``.
         k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
-        detector: any :class:`~evalstop.detectors.Detector` instead of ``DeclineDetector(k)``.
+        detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
 
     An evaluation without the metric is skipped; a NaN or infinite value is skipped by the
     rule (spec ``ADP-3``). A new training run (global step 0 at ``on_train_begin``) starts

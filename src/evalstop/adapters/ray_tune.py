@@ -10,7 +10,7 @@ checkpoint; they differ only in where Tune asks them:
   ``FIFOScheduler`` whose ``on_trial_result`` answers ``STOP`` at the trigger, else
   ``CONTINUE``; it can take ``metric`` and ``mode`` from ``TuneConfig``.
 
-Every trial's state lives in one :class:`~evalstop.monitor.Monitor` (``ADP-1``), keyed by the
+Every trial's state lives in one :class:`~evalstop.live.monitor.Monitor` (``ADP-1``), keyed by the
 trial id, with the result's ``training_iteration`` (or ``step_key``) as the step.
 ``best(trial_id)`` names the step and score of the checkpoint to keep and
 ``best_checkpoint(result)`` finds that checkpoint among the ones Tune kept.
@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalstop.adapters._core import BestCheckpoint, MetricFeed, as_step, optional_class
-from evalstop.detectors import Detector
-from evalstop.monitor import Mode, Monitor, MonitorVerdict
+from evalstop.core.detectors import Detector
+from evalstop.live.monitor import Mode, Monitor, MonitorVerdict
 
 if TYPE_CHECKING:
     from ray.tune import Checkpoint, Result, Stopper
@@ -120,7 +120,7 @@ class EvalStopStopper(_Queries, Stopper):
         metric: the reported eval score (a ``/``-separated path finds a nested key).
         mode: ``"max"`` when higher is better (default), ``"min"`` when lower is better.
         k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
-        detector: any :class:`~evalstop.detectors.Detector` instead of ``DeclineDetector(k)``.
+        detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
 
     A result without ``metric`` is not an evaluation and never stops the trial; a NaN or
@@ -164,7 +164,7 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
         mode: ``"max"`` or ``"min"``; None to take it from ``TuneConfig`` (``"max"`` if
             neither gives one).
         k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
-        detector: any :class:`~evalstop.detectors.Detector` instead of ``DeclineDetector(k)``.
+        detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
 
     Trials are run in submission order, as by ``FIFOScheduler``; every result goes to the

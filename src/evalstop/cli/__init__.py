@@ -13,6 +13,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from evalstop._version import __version__
+from evalstop.cli.errors import CliError
+
 __all__ = ["CliError", "main"]
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -20,10 +23,6 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("evalstop.cli.reproduce", "reproduce every experiment of the paper"),
     "replay": ("evalstop.cli.replay", "run a detector over recorded training logs"),
 }
-
-
-class CliError(Exception):
-    """A problem with the user's input: printed as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Schedule RLHF jobs and stop the reward-hacking ones: simulate, reproduce "
         "the paper, replay training logs.",
     )
+    parser.add_argument("--version", action="version", version=f"evalstop {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 
-from evalstop.cli import CliError
-from evalstop.model import JobKind
-from evalstop.workload import DEFAULT_MIX, WorkloadConfig
+from evalstop.cli.errors import CliError
+from evalstop.core.model import JobKind
+from evalstop.sim.workload import DEFAULT_MIX, WorkloadConfig
 
 __all__ = ["add_workload_arguments", "parse_mix", "workload_config"]
 

@@ -13,10 +13,11 @@ import json
 import math
 from typing import Any
 
-from evalstop.cli import CliError
-from evalstop.tables import format_table
+from evalstop.cli.errors import CliError
+from evalstop.core.registry import DETECTOR_NAMES, make_detector
+from evalstop.experiments.tables import format_table
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
-from evalstop.traces.replay import DETECTOR_NAMES, ReplayResult, make_detector, replay
+from evalstop.traces.replay import ReplayResult, replay
 
 __all__ = ["add_arguments", "parse_where", "render", "run"]
 

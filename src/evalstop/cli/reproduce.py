@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 
-from evalstop.cli import CliError
+from evalstop.cli.errors import CliError
 from evalstop.experiments.plan import FULL, QUICK, plan
 from evalstop.experiments.plots import PLOTS_HINT, plots_available, write_plots
 from evalstop.experiments.report import render_report

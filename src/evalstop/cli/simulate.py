@@ -7,13 +7,13 @@ import json
 import sys
 from typing import Any
 
-from evalstop.cli import CliError
+from evalstop.cli.errors import CliError
 from evalstop.cli.options import add_workload_arguments, workload_config
-from evalstop.simulate import Cluster, simulate
-from evalstop.summary import summarize
-from evalstop.systems import make_policy
-from evalstop.tables import format_table, pct
-from evalstop.workload import generate
+from evalstop.core.registry import make_policy
+from evalstop.experiments.tables import format_table, pct
+from evalstop.sim.run import Cluster, simulate
+from evalstop.sim.summary import summarize
+from evalstop.sim.workload import generate
 
 __all__ = ["add_arguments", "render", "run"]
 

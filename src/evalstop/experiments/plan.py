@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from evalstop.workload import WorkloadConfig
+from evalstop.sim.workload import WorkloadConfig
 
 __all__ = [
     "BASES",

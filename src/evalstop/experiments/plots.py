@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from evalstop.core.model import Job, JobKind
 from evalstop.experiments.plan import Settings
-from evalstop.model import Job, JobKind
-from evalstop.workload import generate
+from evalstop.sim.workload import generate
 
 __all__ = ["PLOTS_HINT", "plots_available", "write_plots"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalstop.experiments.paper import PAPER, PaperValue
-from evalstop.tables import format_table
+from evalstop.experiments.tables import format_table
 
 __all__ = ["render_report"]
 

@@ -12,12 +12,12 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from evalstop.detection import detection_metrics
+from evalstop.core.registry import make_policy
 from evalstop.experiments.plan import Settings, Sim
-from evalstop.metrics import job_outcomes, system_metrics
-from evalstop.simulate import Cluster, simulate
-from evalstop.systems import make_policy
-from evalstop.workload import generate
+from evalstop.sim.detection import detection_metrics
+from evalstop.sim.metrics import job_outcomes, system_metrics
+from evalstop.sim.run import Cluster, simulate
+from evalstop.sim.workload import generate
 
 __all__ = ["Figures", "default_workers", "run_group", "run_plan"]
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from evalstop.core.errors import EvalStopError
+
 __all__ = [
     "EmptyTraceError",
     "MalformedTraceError",
@@ -20,7 +22,7 @@ __all__ = [
 ]
 
 
-class TraceError(ValueError):
+class TraceError(EvalStopError, ValueError):
     """A trace file could not be turned into a trace.
 
     Attributes:

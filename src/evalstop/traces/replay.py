@@ -1,6 +1,6 @@
 """Replay a recorded trace through the online monitor: would a detector have stopped it?
 
-A trace is fed, step by step, to a one-job :class:`~evalstop.monitor.Monitor`, so replay
+A trace is fed, step by step, to a one-job :class:`~evalstop.live.monitor.Monitor`, so replay
 decides with exactly the rule a live scheduler and the simulator use (spec ``RPL-2``).
 Because the whole run is on disk, replay knows the run's length: the estimated progress of a
 checkpoint is its step over the last step, which makes ``stopat`` a true fixed-progress rule
@@ -14,31 +14,13 @@ from typing import Any
 
 import attrs
 
-from evalstop import systems
-from evalstop.detectors import Detector, StopAtProgress
-from evalstop.monitor import Mode, Monitor
+from evalstop.core.detectors import Detector
+from evalstop.live.monitor import Mode, Monitor
 from evalstop.traces.model import Trace
 
-__all__ = ["DETECTOR_NAMES", "ReplayResult", "make_detector", "replay"]
-
-DETECTOR_NAMES: tuple[str, ...] = ("evalstop", "lossplateau", "never", "stopat")
-"""The detectors replay can run (spec ``RPL-4``)."""
+__all__ = ["ReplayResult", "replay"]
 
 _JOB = "trace"
-
-
-def make_detector(name: str, k: int = 2, fraction: float = 0.65) -> Detector[Any]:
-    """The detector called ``name``: ``evalstop`` (``DeclineDetector(k)``), ``lossplateau``
-    (``LossPlateau()`` with its defaults), ``never`` or ``stopat`` (``StopAtProgress(fraction)``).
-
-    Built by :func:`evalstop.systems.make_detector`, the simulator's own factory. Raises
-    ``ValueError`` naming the choices for an unknown name or a bad parameter.
-    """
-    if name not in DETECTOR_NAMES:
-        raise ValueError(f"unknown detector {name!r}; choose one of {', '.join(DETECTOR_NAMES)}")
-    if name == "stopat":
-        return StopAtProgress(fraction)
-    return systems.make_detector(name, k=k)
 
 
 @attrs.frozen(slots=True)

@@ -1,0 +1,250 @@
+"""The information boundary: the only values schedulers and detectors ever receive.
+
+A platform sees a job's submission (kind, GPUs, submit time, estimated duration), the service
+it has given the job, and what the job reports at its checkpoints. It never sees the true
+duration, the true number of steps, the noise-free quality or the hacking label (spec
+``BND-1``). :func:`make_job_view` builds a :class:`JobView` from an explicit whitelist of
+:class:`~evalstop.core.model.JobSpec` fields (``BND-2``); the views store plain values only, no
+reference to a :class:`~evalstop.core.model.Job` and no closure over one (``BND-3``).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable
+
+import attrs
+
+from evalstop.core.model import JobId, JobKind, JobSpec
+
+__all__ = [
+    "OBSERVABLE_SPEC_FIELDS",
+    "CheckpointView",
+    "ClusterView",
+    "EventKind",
+    "JobView",
+    "Verdict",
+    "make_job_view",
+]
+
+
+class EventKind(enum.IntEnum):
+    """What an event is; the value is its rank among events at the same time (spec ``ENG-2``).
+
+    A job's last checkpoint is its completion, so completions free GPUs before the other
+    checkpoints and arrivals of the same second are handled.
+    """
+
+    COMPLETION = 0
+    CHECKPOINT = 1
+    ARRIVAL = 2
+
+
+OBSERVABLE_SPEC_FIELDS: tuple[str, ...] = (
+    "estimated_duration",
+    "gpus",
+    "job_id",
+    "kind",
+    "planned_evals",
+    "submit_time",
+)
+"""The whitelist: the :class:`JobSpec` fields a view may copy (spec ``BND-2``)."""
+
+
+@attrs.frozen(slots=True)
+class CheckpointView:
+    """One checkpoint's observable report, the input of every detector's fold.
+
+    ``estimated_progress`` is service received divided by the *estimated* duration, capped at
+    1: the platform's own guess of how far the job is, since the true length is hidden.
+    """
+
+    job_id: JobId
+    kind: JobKind
+    index: int
+    step: int
+    time: int
+    eval_score: float
+    loss: float
+    proxy_reward: float | None
+    estimated_progress: float
+
+
+@attrs.frozen(slots=True)
+class Verdict:
+    """A detector's observable conclusion about one job so far.
+
+    Attributes:
+        detector: the detector's name.
+        fired: True once the detector's rule has triggered (it latches).
+        fired_step: the step of the checkpoint at which it first fired.
+        evals: valid (non-NaN) evaluations seen.
+        best_step: step of the best observed eval score so far (the checkpoint to keep).
+        best_score: that score.
+    """
+
+    detector: str
+    fired: bool
+    fired_step: int | None
+    evals: int
+    best_step: int | None
+    best_score: float | None
+
+
+@attrs.frozen(slots=True)
+class JobView:
+    """Everything a policy may know about one job (spec ``BND-1``).
+
+    Service is kept as ``service`` seconds banked before the current run segment plus the
+    segment's start (``running_since``), so that :meth:`attained_service` is exact at any time
+    without rebuilding the view at every event.
+    """
+
+    job_id: JobId
+    kind: JobKind
+    gpus: int
+    submit_time: int
+    estimated_duration: int
+    planned_evals: int
+    evals_done: int = 0
+    service: int = 0
+    running_since: int | None = None
+    preemptions: int = 0
+    last_score: float | None = None
+    first_loss: float | None = None
+    previous_loss: float | None = None
+    last_loss: float | None = None
+    verdicts: tuple[Verdict, ...] = ()
+
+    def attained_service(self, now: int) -> int:
+        """Seconds of service received up to ``now``."""
+        if self.running_since is None:
+            return self.service
+        return self.service + max(0, now - self.running_since)
+
+    def attained_gpu_service(self, now: int) -> int:
+        """GPU-seconds of service received up to ``now`` (the LAS priority)."""
+        return self.gpus * self.attained_service(now)
+
+    def estimated_remaining(self, now: int) -> int:
+        """The estimated duration minus the service received, floored at 0 (SRTF-Est)."""
+        return max(0, self.estimated_duration - self.attained_service(now))
+
+    def estimated_progress(self, now: int) -> float:
+        """Service received over the estimated duration, capped at 1."""
+        return min(1.0, self.attained_service(now) / self.estimated_duration)
+
+    def recent_loss_drop(self) -> float | None:
+        """Normalised loss reduction over the last evaluation interval (LossAware priority).
+
+        ``(previous_loss - last_loss) / |first_loss|``; None until two finite losses exist.
+        """
+        if self.previous_loss is None or self.last_loss is None or self.first_loss is None:
+            return None
+        scale = abs(self.first_loss) or 1.0
+        return (self.previous_loss - self.last_loss) / scale
+
+    def after_checkpoint(
+        self,
+        index: int,
+        service: int,
+        now: int,
+        score: float,
+        loss: float,
+        verdicts: tuple[Verdict, ...],
+    ) -> JobView:
+        """This view once checkpoint ``index`` has reported at ``now`` (a running job).
+
+        Built field by field rather than with ``attrs.evolve``: it runs once per event.
+        """
+        first_loss, previous_loss, last_loss = record_losses(self, loss)
+        return JobView(
+            job_id=self.job_id,
+            kind=self.kind,
+            gpus=self.gpus,
+            submit_time=self.submit_time,
+            estimated_duration=self.estimated_duration,
+            planned_evals=self.planned_evals,
+            evals_done=index,
+            service=service,
+            running_since=now,
+            preemptions=self.preemptions,
+            last_score=score,
+            first_loss=first_loss,
+            previous_loss=previous_loss,
+            last_loss=last_loss,
+            verdicts=verdicts,
+        )
+
+    def verdict(self, detector: str) -> Verdict | None:
+        """The verdict of the named detector, or None if it does not watch this job."""
+        for verdict in self.verdicts:
+            if verdict.detector == detector:
+                return verdict
+        return None
+
+
+def make_job_view(spec: JobSpec) -> JobView:
+    """Build the initial view of a job from the whitelisted fields of its spec (``BND-2``)."""
+    fields = {name: getattr(spec, name) for name in OBSERVABLE_SPEC_FIELDS}
+    return JobView(**fields)
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def record_losses(view: JobView, loss: float) -> tuple[float | None, float | None, float | None]:
+    """``(first_loss, previous_loss, last_loss)`` after a checkpoint reports ``loss``.
+
+    A non-finite loss is ignored (the fields stay as they were).
+    """
+    finite = _finite_or_none(loss)
+    if finite is None:
+        return view.first_loss, view.previous_loss, view.last_loss
+    first = view.first_loss if view.first_loss is not None else finite
+    return first, view.last_loss, finite
+
+
+@attrs.frozen(slots=True)
+class ClusterView:
+    """What a policy receives at each decision: the clock, GPU counts and the active jobs.
+
+    ``queued`` is in arrival order (ties by job id); ``running`` in start order. Finished and
+    stopped jobs are not shown: no policy may act on them (spec ``ENG-5``).
+
+    ``cause`` says which kind of event prompted the decision (None when unknown) and
+    ``changed`` lists the views that event updated, so that a wrapper can look at the one job
+    that just reported instead of every job (None means "unknown: look at all of them").
+    """
+
+    time: int
+    total_gpus: int
+    free_gpus: int
+    queued: tuple[JobView, ...]
+    running: tuple[JobView, ...]
+    cause: EventKind | None = None
+    changed: tuple[JobView, ...] | None = None
+
+    def without_running(self, job_ids: Iterable[JobId]) -> ClusterView:
+        """This view with the given running jobs removed and their GPUs counted as free."""
+        drop = set(job_ids)
+        if not drop:
+            return self
+        kept = tuple(job for job in self.running if job.job_id not in drop)
+        freed = sum(job.gpus for job in self.running if job.job_id in drop)
+        changed = (
+            None
+            if self.changed is None
+            else tuple(job for job in self.changed if job.job_id not in drop)
+        )
+        return ClusterView(
+            time=self.time,
+            total_gpus=self.total_gpus,
+            free_gpus=self.free_gpus + freed,
+            queued=self.queued,
+            running=kept,
+            cause=self.cause,
+            changed=changed,
+        )

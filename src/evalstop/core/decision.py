@@ -1,0 +1,45 @@
+"""A policy's decision: which jobs start, which are preempted and which are stopped."""
+
+from __future__ import annotations
+
+import attrs
+
+from evalstop.core.model import JobId
+
+__all__ = ["Decision", "StopOrder"]
+
+
+@attrs.frozen(slots=True)
+class StopOrder:
+    """Stop a job for good and keep its best checkpoint.
+
+    Attributes:
+        job_id: the job to stop.
+        reason: the rule that fired (a detector's name).
+        saved_step: step of the checkpoint kept (None when there is none).
+        saved_score: its observed eval score.
+    """
+
+    job_id: JobId
+    reason: str
+    saved_step: int | None = None
+    saved_score: float | None = None
+
+
+@attrs.frozen(slots=True)
+class Decision:
+    """What a policy wants done now; the engine applies stops, then preemptions, then starts.
+
+    A decision is validated before anything is applied (spec ``ENG-8``): an unknown job, a
+    job named twice, or starts that do not fit raise :class:`~evalstop.engine.InvalidDecisionError`.
+    """
+
+    start: tuple[JobId, ...] = ()
+    preempt: tuple[JobId, ...] = ()
+    stop: tuple[StopOrder, ...] = ()
+
+    def with_stops(self, stops: tuple[StopOrder, ...]) -> Decision:
+        """This decision with ``stops`` added in front of its own."""
+        if not stops:
+            return self
+        return Decision(self.start, self.preempt, stops + self.stop)

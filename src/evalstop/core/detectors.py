@@ -1,0 +1,267 @@
+"""Detectors: folds over one job's checkpoint reports that decide when to stop it.
+
+A detector holds O(1) state per job and sees only :class:`~evalstop.core.boundary.CheckpointView`
+values, so the same object serves the simulator, the online monitor and trace replay. Scores
+are "higher is better"; callers with a lower-is-better metric negate it at the edge.
+
+The pure helpers :func:`count_declines` and :func:`improves` carry PEP 316 contracts that
+``nox -s crosshair`` checks (spec ``DET-1`` to ``DET-4``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Generic, Protocol, TypeVar
+
+import attrs
+
+from evalstop.core.boundary import CheckpointView, Verdict
+
+__all__ = [
+    "DeclineDetector",
+    "Detector",
+    "LossPlateau",
+    "Never",
+    "StopAtProgress",
+    "Watch",
+    "count_declines",
+    "improves",
+    "observe",
+    "start_watch",
+    "verdict_of",
+]
+
+S = TypeVar("S")
+
+
+def count_declines(count: int, previous: float | None, score: float) -> int:
+    """Consecutive-decline count after ``score`` follows ``previous`` (spec ``DET-1``, ``DET-2``).
+
+    A decline is a score strictly lower than the previous valid score; a tie or a rise resets
+    the count; the first valid score starts it at 0.
+
+    pre: count >= 0
+    pre: not math.isnan(score)
+    pre: previous is None or not math.isnan(previous)
+    post: __return__ >= 0
+    post: __return__ <= count + 1
+    post: (previous is not None and score < previous) == (__return__ == count + 1)
+    post: (previous is None or score >= previous) == (__return__ == 0)
+    """
+    if previous is not None and score < previous:
+        return count + 1
+    return 0
+
+
+def improves(best: float | None, score: float) -> bool:
+    """True when ``score`` becomes the new best (strictly higher; the first valid score does).
+
+    Ties keep the earlier checkpoint (spec ``DET-4``).
+
+    pre: not math.isnan(score)
+    pre: best is None or not math.isnan(best)
+    post: __return__ == (best is None or score > best)
+    """
+    return best is None or score > best
+
+
+class Detector(Protocol[S]):
+    """A fold over one job's checkpoint reports with a stop rule.
+
+    Implementations are frozen attrs values: hashable, comparable and free of mutable state.
+    """
+
+    @property
+    def name(self) -> str:
+        """A short label that identifies the detector and its parameters."""
+        ...
+
+    def initial(self) -> S:
+        """The state before any checkpoint."""
+        ...
+
+    def update(self, state: S, obs: CheckpointView) -> S:
+        """The state after one more checkpoint report (O(1))."""
+        ...
+
+    def fired(self, state: S) -> bool:
+        """Whether the rule asks to stop the job in this state."""
+        ...
+
+
+@attrs.frozen(slots=True)
+class DeclineState:
+    """Consecutive declines and the previous valid score."""
+
+    declines: int = 0
+    previous: float | None = None
+
+
+def _at_least_one(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be >= 1, got {value!r}")
+
+
+@attrs.frozen(slots=True)
+class DeclineDetector:
+    """EvalStop's rule: fire at the ``k``-th consecutive decline of the eval score.
+
+    NaN or infinite scores are skipped: they neither count as a decline nor reset the count,
+    and the next valid score is compared with the last valid one (spec ``DET-3``).
+    """
+
+    k: int = attrs.field(default=2, validator=_at_least_one)
+
+    @property
+    def name(self) -> str:
+        return f"evalstop(k={self.k})"
+
+    def initial(self) -> DeclineState:
+        return DeclineState()
+
+    def update(self, state: DeclineState, obs: CheckpointView) -> DeclineState:
+        score = obs.eval_score
+        if not math.isfinite(score):
+            return state
+        return DeclineState(count_declines(state.declines, state.previous, score), score)
+
+    def fired(self, state: DeclineState) -> bool:
+        return state.declines >= self.k
+
+
+def _fraction(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (0.0 < value <= 1.0):
+        raise ValueError(f"{attribute.name} must be in (0, 1], got {value!r}")
+
+
+@attrs.frozen(slots=True)
+class StopAtProgress:
+    """Fixed-progress baseline: fire at the first checkpoint at or past ``fraction`` of the run.
+
+    Progress is the platform's estimate (service over estimated duration), since the true
+    length is hidden (spec ``DET-6``).
+    """
+
+    fraction: float = attrs.field(default=0.65, validator=_fraction)
+
+    @property
+    def name(self) -> str:
+        return f"stopat-{self.fraction:g}"
+
+    def initial(self) -> bool:
+        return False
+
+    def update(self, state: bool, obs: CheckpointView) -> bool:
+        return state or obs.estimated_progress >= self.fraction
+
+    def fired(self, state: bool) -> bool:
+        return state
+
+
+def _non_negative_finite(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
+
+
+@attrs.frozen(slots=True)
+class PlateauState:
+    """Best (lowest) loss so far and evaluations since it last improved enough."""
+
+    best: float | None = None
+    stale: int = 0
+
+
+@attrs.frozen(slots=True)
+class LossPlateau:
+    """Loss-based baseline: fire when the training loss stops improving.
+
+    Keras-style patience: the loss "improves" when it falls below the best loss so far by more
+    than ``min_delta`` times that loss's magnitude; the detector fires after ``patience``
+    consecutive evaluations without such an improvement. Non-finite losses are skipped
+    (spec ``DET-7``).
+    """
+
+    patience: int = attrs.field(default=3, validator=_at_least_one)
+    min_delta: float = attrs.field(default=0.01, validator=_non_negative_finite)
+
+    @property
+    def name(self) -> str:
+        return f"lossplateau(p={self.patience},d={self.min_delta:g})"
+
+    def initial(self) -> PlateauState:
+        return PlateauState()
+
+    def update(self, state: PlateauState, obs: CheckpointView) -> PlateauState:
+        loss = obs.loss
+        if not math.isfinite(loss):
+            return state
+        if state.best is None or loss < state.best - self.min_delta * abs(state.best):
+            return PlateauState(loss, 0)
+        return PlateauState(state.best, state.stale + 1)
+
+    def fired(self, state: PlateauState) -> bool:
+        return state.stale >= self.patience
+
+
+@attrs.frozen(slots=True)
+class Never:
+    """The base scheduler alone: never fires."""
+
+    @property
+    def name(self) -> str:
+        return "never"
+
+    def initial(self) -> None:
+        return None
+
+    def update(self, state: None, obs: CheckpointView) -> None:
+        return None
+
+    def fired(self, state: None) -> bool:
+        return False
+
+
+@attrs.frozen(slots=True)
+class Watch(Generic[S]):
+    """A detector's state on one job plus the best checkpoint seen so far (O(1)).
+
+    The best checkpoint is tracked the same way for every detector, so "stop and save" keeps
+    the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``).
+    """
+
+    rule: S
+    evals: int = 0
+    best_step: int | None = None
+    best_score: float | None = None
+    fired_step: int | None = None
+
+
+def start_watch(detector: Detector[S]) -> Watch[S]:
+    """A fresh watch for one job."""
+    return Watch(detector.initial())
+
+
+def observe(detector: Detector[S], watch: Watch[S], obs: CheckpointView) -> Watch[S]:
+    """Fold one checkpoint report into ``watch`` (O(1)); the fired step latches (``DET-5``)."""
+    rule = detector.update(watch.rule, obs)
+    score = obs.eval_score
+    valid = math.isfinite(score)
+    best_step, best_score = watch.best_step, watch.best_score
+    if valid and improves(best_score, score):
+        best_step, best_score = obs.step, score
+    fired_step = watch.fired_step
+    if fired_step is None and detector.fired(rule):
+        fired_step = obs.step
+    return Watch(rule, watch.evals + int(valid), best_step, best_score, fired_step)
+
+
+def verdict_of(detector: Detector[S], watch: Watch[S]) -> Verdict:
+    """The observable verdict of ``watch``."""
+    return Verdict(
+        detector=detector.name,
+        fired=watch.fired_step is not None,
+        fired_step=watch.fired_step,
+        evals=watch.evals,
+        best_step=watch.best_step,
+        best_score=watch.best_score,
+    )

@@ -1,0 +1,203 @@
+"""Domain model: jobs, their hidden truth, and the observations they emit.
+
+Everything here is an immutable value. Simulated time is an integer number of seconds
+(spec ``MOD-1``): integer arithmetic makes event times exact, so equal-time ties are real ties
+and are ordered deterministically by the engine instead of by floating-point accident.
+
+A :class:`Job` pairs a :class:`JobSpec` (what a platform is told when the job is submitted) with
+a :class:`JobTruth` (what only the simulator knows). Schedulers and detectors never receive a
+``Job``: they receive views built by :mod:`evalstop.core.boundary`.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+import numbers
+from collections.abc import Iterable
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "Job",
+    "JobId",
+    "JobKind",
+    "JobSpec",
+    "JobTruth",
+    "Observation",
+    "frozen_array",
+]
+
+JobId = int
+"""A job's identity: a non-negative integer unique within one workload."""
+
+
+class JobKind(enum.Enum):
+    """The fine-tuning method a job runs (observable: it is in the job's submission)."""
+
+    LORA = "lora"
+    DPO = "dpo"
+    RLHF = "rlhf"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _integer(attribute: attrs.Attribute[int], value: int) -> None:
+    # Times and counts are whole numbers (spec MOD-1): a float would make ties inexact.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{attribute.name} must be an integer, got {value!r}")
+
+
+def _non_negative(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    _integer(attribute, value)
+    if value < 0:
+        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    _integer(attribute, value)
+    if value <= 0:
+        raise ValueError(f"{attribute.name} must be > 0, got {value!r}")
+
+
+def _finite(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{attribute.name} must be finite, got {value!r}")
+
+
+def frozen_array(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Return a read-only float64 copy of ``values``.
+
+    attrs' ``frozen`` stops attribute assignment but not writes into an array, so every array
+    held by a model value goes through this converter.
+    """
+    array = np.array(values, dtype=np.float64, copy=True)
+    array.setflags(write=False)
+    return array
+
+
+_array_eq = attrs.cmp_using(eq=np.array_equal)
+
+
+def _to_observations(values: Iterable[Observation]) -> tuple[Observation, ...]:
+    return tuple(values)
+
+
+@attrs.frozen(slots=True)
+class JobSpec:
+    """What the platform is told when a job is submitted (all observable).
+
+    Attributes:
+        job_id: identity, unique within a workload.
+        kind: LoRA, DPO or RLHF.
+        gpus: GPUs the job needs for its whole run (gang-scheduled, all or nothing).
+        submit_time: arrival time in seconds.
+        estimated_duration: the user's estimate of the job's service time in seconds (noisy
+            and biased; the true duration is hidden).
+        planned_evals: how many evaluation checkpoints the job's config schedules; the last
+            one is at the end of the run.
+    """
+
+    job_id: JobId = attrs.field(validator=_non_negative)
+    kind: JobKind = attrs.field(validator=attrs.validators.instance_of(JobKind))
+    gpus: int = attrs.field(validator=_positive)
+    submit_time: int = attrs.field(validator=_non_negative)
+    estimated_duration: int = attrs.field(validator=_positive)
+    planned_evals: int = attrs.field(validator=_positive)
+
+
+@attrs.frozen(slots=True)
+class Observation:
+    """What a job reports at one evaluation checkpoint.
+
+    ``eval_score`` is the world-feedback signal (downstream evaluation), ``loss`` the training
+    loss and ``proxy_reward`` the reward model's score (RLHF only). Scores may be NaN: a failed
+    evaluation is data, and the detectors say what they do with it (spec ``DET-3``).
+    """
+
+    step: int = attrs.field(validator=_non_negative)
+    eval_score: float
+    loss: float
+    proxy_reward: float | None = None
+
+
+@attrs.frozen(slots=True)
+class JobTruth:
+    """The hidden truth of a job: never crosses the information boundary.
+
+    Attributes:
+        total_steps: true number of optimisation steps the job runs.
+        duration: true service time in seconds on its GPUs (excluding preemption overhead).
+        hacking: the hidden label; True when the run's true quality peaks inside the run.
+        quality: noise-free true quality at each checkpoint (index i is checkpoint i + 1).
+        peak_index: index into ``quality`` of its maximum (the best achievable checkpoint).
+        peak_fraction: where the continuous quality curve peaks, as a fraction of the run
+            (> 1 for a healthy run whose peak lies beyond its last step).
+    """
+
+    total_steps: int = attrs.field(validator=_positive)
+    duration: int = attrs.field(validator=_positive)
+    hacking: bool
+    quality: npt.NDArray[np.float64] = attrs.field(converter=frozen_array, eq=_array_eq)
+    peak_fraction: float = attrs.field(validator=_finite)
+
+    @property
+    def peak_index(self) -> int:
+        """Index of the checkpoint with the highest true quality (first one on ties)."""
+        return int(np.argmax(self.quality))
+
+
+@attrs.frozen(slots=True)
+class Job:
+    """A job as the simulator knows it: public spec, hidden truth and the observations it emits.
+
+    ``observations[i]`` is what checkpoint ``i + 1`` reports (its noise already drawn, so a
+    simulation is a deterministic function of the workload). Checkpoint ``i + 1`` happens after
+    ``checkpoint_service(i + 1)`` seconds of service.
+    """
+
+    spec: JobSpec
+    truth: JobTruth
+    observations: tuple[Observation, ...] = attrs.field(converter=_to_observations)
+
+    def __attrs_post_init__(self) -> None:
+        n = self.spec.planned_evals
+        if len(self.observations) != n:
+            raise ValueError(
+                f"observations must have planned_evals={n} entries, got {len(self.observations)}"
+            )
+        if len(self.truth.quality) != n:
+            raise ValueError(
+                f"truth.quality must have planned_evals={n} entries, got {len(self.truth.quality)}"
+            )
+        steps = [obs.step for obs in self.observations]
+        if any(b <= a for a, b in itertools.pairwise(steps)):
+            raise ValueError(f"observation steps must strictly increase, got {steps}")
+        if self.truth.duration < n:
+            raise ValueError(
+                f"truth.duration={self.truth.duration} must be >= planned_evals={n} "
+                "so that checkpoints fall at distinct seconds"
+            )
+
+    @property
+    def job_id(self) -> JobId:
+        return self.spec.job_id
+
+    def checkpoint_service(self, index: int) -> int:
+        """Service seconds after which checkpoint ``index`` (1-based) is reached.
+
+        Checkpoints split the true duration evenly (floor division), the last one exactly at
+        the end of the run (spec ``MOD-3``).
+        """
+        n = self.spec.planned_evals
+        if not 1 <= index <= n:
+            raise ValueError(f"checkpoint index must be in [1, {n}], got {index}")
+        return (index * self.truth.duration) // n
+
+    def checkpoint_step(self, index: int) -> int:
+        """Training step of checkpoint ``index`` (1-based)."""
+        return self.observations[index - 1].step

@@ -1,0 +1,142 @@
+"""Base scheduling policies: pure functions of a :class:`~evalstop.core.boundary.ClusterView`.
+
+Every base policy is a :class:`PriorityPolicy`: a sort key over job views plus a flag that says
+whether it preempts. Keys read only :class:`~evalstop.core.boundary.JobView` fields (spec
+``BND-4``). All of them backfill: a job that does not fit is skipped, never blocks the queue
+(``POL-2``).
+
+=========== ============================================ =========== =========================
+name        order (ties: submit time, then job id)       preempts    source
+=========== ============================================ =========== =========================
+fifo        submit time                                  no          the platform default
+sjf-est     estimated duration                           no          SJF on user estimates
+srtf-est    estimated remaining = estimate - service     yes         SRTF on user estimates
+loss-aware  largest recent normalised loss drop first;   yes         SLAQ (Zhang et al. 2017)
+            jobs without two losses yet come first
+las         Tiresias 2D-LAS queue level of attained      yes         Tiresias (Gu et al. 2019)
+            GPU-seconds (thresholds 1 h, 10 h GPU-time)
+=========== ============================================ =========== =========================
+
+``fifo``, ``sjf-est`` and ``srtf-est`` re-plan at arrivals and completions (SRTF preempts on
+arrival, as the classic rule does); ``loss-aware`` and ``las`` also re-plan at every
+checkpoint, where their priorities change (new loss, more attained service).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Protocol
+
+import attrs
+
+from evalstop.core.boundary import ClusterView, EventKind, JobView
+from evalstop.core.decision import Decision
+from evalstop.core.detectors import Detector
+from evalstop.core.gpus import first_fit
+
+__all__ = [
+    "BASE_POLICIES",
+    "LAS_THRESHOLDS",
+    "PriorityPolicy",
+    "fifo",
+    "las",
+    "loss_aware",
+    "sjf_est",
+    "srtf_est",
+]
+
+
+class SortKey(Protocol):
+    """A priority key: smaller sorts first. ``now`` is a keyword so it can be bound."""
+
+    def __call__(self, job: JobView, now: int) -> tuple[float, ...]: ...
+
+
+@attrs.frozen(slots=True)
+class PriorityPolicy:
+    """Start jobs in the order of ``key`` (smallest first), first fit.
+
+    Non-preemptive: running jobs keep running; queued jobs fill the free GPUs.
+    Preemptive: all active jobs are ranked together and packed into the whole cluster; a
+    running job that falls out of the packing is preempted (spec ``POL-3``). O(n log n).
+    """
+
+    name: str
+    key: SortKey = attrs.field(eq=False)
+    preemptive: bool = False
+    reschedule_on_checkpoint: bool = False
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return ()
+
+    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
+        """Re-plan at arrivals and completions; at checkpoints only if the priorities move."""
+        return cause is not EventKind.CHECKPOINT or self.reschedule_on_checkpoint
+
+    def __call__(self, view: ClusterView) -> Decision:
+        # Fast path, exact: with nothing queued there is nothing to start, and first fit over
+        # the running jobs alone keeps them all (they fit now), so nothing is preempted.
+        if not view.queued:
+            return _NOTHING
+        # functools.partial is implemented in C: no Python frame per key call.
+        key = functools.partial(self.key, now=view.time)
+        if not self.preemptive:
+            if view.free_gpus == 0:
+                return _NOTHING
+            queued = sorted(view.queued, key=key)
+            fits = first_fit([job.gpus for job in queued], view.free_gpus)
+            return Decision(start=tuple(queued[i].job_id for i in fits))
+        ranked = sorted(view.queued + view.running, key=key)
+        picked = {ranked[i].job_id for i in first_fit([j.gpus for j in ranked], view.total_gpus)}
+        to_start = picked.intersection(job.job_id for job in view.queued)
+        return Decision(
+            start=tuple(job.job_id for job in ranked if job.job_id in to_start),
+            preempt=tuple(job.job_id for job in view.running if job.job_id not in picked),
+        )
+
+
+_NOTHING = Decision()
+
+
+def _fifo_key(job: JobView, now: int) -> tuple[float, ...]:
+    return (job.submit_time, job.job_id)
+
+
+def _sjf_key(job: JobView, now: int) -> tuple[float, ...]:
+    return (job.estimated_duration, job.submit_time, job.job_id)
+
+
+def _srtf_key(job: JobView, now: int) -> tuple[float, ...]:
+    # JobView.estimated_remaining(now), inlined: this key is the simulator's hottest line.
+    since = job.running_since
+    attained = job.service if since is None or now <= since else job.service + now - since
+    remaining = job.estimated_duration - attained
+    return (remaining if remaining > 0 else 0, job.submit_time, job.job_id)
+
+
+def _loss_key(job: JobView, now: int) -> tuple[float, ...]:
+    drop = job.recent_loss_drop()
+    return (-math.inf if drop is None else -drop, job.submit_time, job.job_id)
+
+
+LAS_THRESHOLDS: tuple[int, ...] = (3_600, 36_000)
+"""Tiresias queue thresholds in attained GPU-seconds (1 and 10 GPU-hours)."""
+
+
+def _las_key(job: JobView, now: int) -> tuple[float, ...]:
+    attained = job.attained_gpu_service(now)
+    level = sum(1 for threshold in LAS_THRESHOLDS if attained >= threshold)
+    return (level, job.submit_time, job.job_id)
+
+
+fifo = PriorityPolicy("fifo", _fifo_key, preemptive=False)
+sjf_est = PriorityPolicy("sjf-est", _sjf_key, preemptive=False)
+srtf_est = PriorityPolicy("srtf-est", _srtf_key, preemptive=True)
+loss_aware = PriorityPolicy("loss-aware", _loss_key, preemptive=True, reschedule_on_checkpoint=True)
+las = PriorityPolicy("las", _las_key, preemptive=True, reschedule_on_checkpoint=True)
+
+BASE_POLICIES: dict[str, PriorityPolicy] = {
+    policy.name: policy for policy in (fifo, sjf_est, srtf_est, loss_aware, las)
+}

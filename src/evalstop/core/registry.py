@@ -1,0 +1,96 @@
+"""The one registry of names: base policies, detectors, and systems built from them.
+
+One grammar everywhere (simulator, CLI, replay, monitor state; spec ``SYS-1``):
+
+- a **detector** is ``evalstop`` (k consecutive declines), ``lossplateau``, ``never``, or
+  ``stopat`` / ``stopat-<fraction>`` (e.g. ``stopat-0.65``; bare ``stopat`` takes the
+  ``fraction`` argument);
+- a **system** is a base policy name (``fifo``, ``sjf-est``, ``srtf-est``, ``loss-aware``,
+  ``las``), optionally prefixed by a detector and ``+``: ``evalstop+srtf-est`` wraps the base
+  with :func:`~evalstop.core.wrapper.evalstop`.
+
+An unknown name raises :class:`~evalstop.core.errors.UnknownNameError` (a ``KeyError`` and a
+``ValueError``) whose message lists the choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
+from evalstop.core.errors import UnknownNameError
+from evalstop.core.policies import BASE_POLICIES, PriorityPolicy
+from evalstop.core.policy import Policy
+from evalstop.core.wrapper import evalstop
+
+__all__ = [
+    "DETECTOR_NAMES",
+    "DETECTOR_TYPES",
+    "POLICY_NAMES",
+    "base_policy",
+    "make_detector",
+    "make_policy",
+]
+
+DETECTOR_NAMES: tuple[str, ...] = ("evalstop", "lossplateau", "never", "stopat")
+"""Detector names; ``stopat`` also takes a fraction suffix, ``stopat-0.65``."""
+
+POLICY_NAMES: tuple[str, ...] = tuple(sorted(BASE_POLICIES))
+"""Base policy names."""
+
+DETECTOR_TYPES: Mapping[str, type[Any]] = MappingProxyType(
+    {kind.__name__: kind for kind in (DeclineDetector, LossPlateau, Never, StopAtProgress)}
+)
+"""Built-in detector classes by class name: what a saved monitor state may name."""
+
+
+def base_policy(name: str) -> PriorityPolicy:
+    """The base policy called ``name``; :class:`UnknownNameError` naming the choices."""
+    try:
+        return BASE_POLICIES[name]
+    except KeyError:
+        raise UnknownNameError(
+            f"unknown policy {name!r}; choose one of: {', '.join(POLICY_NAMES)}"
+        ) from None
+
+
+def make_detector(name: str, *, k: int = 2, fraction: float = 0.65) -> Detector[Any]:
+    """The detector called ``name`` (see the module docstring).
+
+    Raises :class:`UnknownNameError` for an unknown name and ``ValueError`` for a bad parameter
+    (``k < 1``, a fraction outside (0, 1]).
+    """
+    if name == "evalstop":
+        return DeclineDetector(k)
+    if name == "lossplateau":
+        return LossPlateau()
+    if name == "never":
+        return Never()
+    if name == "stopat":
+        return StopAtProgress(fraction)
+    if name.startswith("stopat-"):
+        try:
+            value = float(name.removeprefix("stopat-"))
+        except ValueError:
+            raise ValueError(f"bad progress fraction in {name!r}; write e.g. stopat-0.65") from None
+        return StopAtProgress(value)
+    raise UnknownNameError(
+        f"unknown detector {name!r}; choose one of: {', '.join(DETECTOR_NAMES)} "
+        "(stopat also as stopat-<fraction>)"
+    )
+
+
+def make_policy(name: str, *, k: int = 2) -> Policy:
+    """The system called ``name`` (module docstring); :class:`UnknownNameError` if unknown."""
+    detector_name, plus, base_name = name.rpartition("+")
+    if base_name not in BASE_POLICIES:
+        raise UnknownNameError(
+            f"unknown policy {base_name!r}; choose a base ({', '.join(POLICY_NAMES)}), "
+            "optionally prefixed by a detector and '+', e.g. evalstop+srtf-est"
+        )
+    base = BASE_POLICIES[base_name]
+    if not plus:
+        return base
+    return evalstop(base, make_detector(detector_name, k=k))

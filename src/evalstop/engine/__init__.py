@@ -1,0 +1,46 @@
+"""The engine layer: a pure, specified transition and the driver that feeds it events.
+
+- :mod:`~evalstop.engine.step`: ``step(world, state, event) -> Transition`` (pure, spec ``ENG``);
+- :mod:`~evalstop.engine.state`: the immutable state it reads and returns;
+- :mod:`~evalstop.engine.simulator`: :class:`Simulator`, the imperative shell with the queue;
+- :mod:`~evalstop.engine.events`, :mod:`~evalstop.engine.queue`, :mod:`~evalstop.engine.log`:
+  queue events, their deterministic order, and the output log.
+
+The engine imports only the core layer (``evalstop.core``).
+"""
+
+from evalstop.engine.errors import EngineError as EngineError
+from evalstop.engine.errors import InvalidDecisionError as InvalidDecisionError
+from evalstop.engine.events import Event as Event
+from evalstop.engine.log import LogKind as LogKind
+from evalstop.engine.log import LogRecord as LogRecord
+from evalstop.engine.queue import EventQueue as EventQueue
+from evalstop.engine.simulator import Simulator as Simulator
+from evalstop.engine.state import ActiveJob as ActiveJob
+from evalstop.engine.state import Ended as Ended
+from evalstop.engine.state import JobStatus as JobStatus
+from evalstop.engine.state import SimState as SimState
+from evalstop.engine.state import Transition as Transition
+from evalstop.engine.state import World as World
+from evalstop.engine.state import check_invariants as check_invariants
+from evalstop.engine.state import initial_state as initial_state
+from evalstop.engine.step import step as step
+
+__all__ = [
+    "ActiveJob",
+    "Ended",
+    "EngineError",
+    "Event",
+    "EventQueue",
+    "InvalidDecisionError",
+    "JobStatus",
+    "LogKind",
+    "LogRecord",
+    "SimState",
+    "Simulator",
+    "Transition",
+    "World",
+    "check_invariants",
+    "initial_state",
+    "step",
+]

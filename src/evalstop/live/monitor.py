@@ -1,0 +1,328 @@
+"""Online monitor: feed eval scores as they arrive, get a continue-or-stop verdict for each.
+
+A live scheduler calls :meth:`Monitor.observe` with ``(job_id, step, score)`` whenever a job
+reports an evaluation, for any number of interleaved jobs. Each observation becomes a
+:class:`~evalstop.core.boundary.CheckpointView` folded into the job's
+:class:`~evalstop.core.detectors.Watch` by :func:`evalstop.core.detectors.observe`, so the
+monitor applies
+exactly the rule the simulator applies (spec ``MON-2``); it holds O(1) state per job
+(``MON-10``) and its whole state round-trips through JSON, so a restarted scheduler resumes
+with identical decisions (``MON-11``).
+
+The module is pure: no I/O, no clock, no randomness. Scores are higher-is-better by default;
+``mode="min"`` negates them at the edge and reports the original values back (``MON-4``).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any, Final, TypeAlias
+
+import attrs
+
+from evalstop.core.boundary import CheckpointView
+from evalstop.core.detectors import DeclineDetector, Detector, Watch, observe, start_watch
+from evalstop.core.model import JobKind
+from evalstop.live.codec import FORMAT, decode, encode
+from evalstop.live.state import JobKey, JobState, Mode, check_key, check_score, check_step
+
+__all__ = [
+    "FORMAT",
+    "Continue",
+    "JobKey",
+    "JobState",
+    "Mode",
+    "Monitor",
+    "MonitorVerdict",
+    "Reason",
+    "Stop",
+]
+
+
+class Reason(enum.Enum):
+    """What the monitor did with an observation."""
+
+    COUNTED = "counted"
+    """Folded into the job's watch with a finite score."""
+    NON_FINITE = "non_finite"
+    """Folded with a NaN or infinite score, which the score rules skip (spec ``DET-3``)."""
+    STALE_STEP = "stale_step"
+    """Ignored: its step is not after the job's last accepted step (``MON-6``)."""
+    ALREADY_STOPPED = "already_stopped"
+    """Ignored: the job was already stopped (``MON-7``)."""
+    STANDING = "standing"
+    """Not an observation: the job's standing verdict, read by :meth:`Monitor.verdict`
+    (``MON-12``)."""
+
+
+@attrs.frozen(slots=True)
+class Continue:
+    """Keep the job running.
+
+    Attributes:
+        job_id: the job the observation was for.
+        step: the observation's step.
+        reason: what the monitor did with the observation.
+        evals: valid (finite) evaluations counted for the job so far.
+        best_step: step of the best score so far (None before the first finite score).
+        best_score: that score, in the caller's units (not negated in ``min`` mode).
+    """
+
+    job_id: JobKey
+    step: int
+    reason: Reason
+    evals: int
+    best_step: int | None
+    best_score: float | None
+
+    @property
+    def stopped(self) -> bool:
+        """Always False: the job goes on."""
+        return False
+
+
+@attrs.frozen(slots=True)
+class Stop:
+    """Stop the job and keep its best checkpoint (spec ``MON-3``).
+
+    Attributes:
+        job_id: the job the observation was for.
+        step: the observation's step.
+        reason: what the monitor did with the observation (``ALREADY_STOPPED`` when the job
+            had been stopped before it).
+        evals: valid (finite) evaluations counted for the job.
+        stop_step: step of the checkpoint at which the detector fired.
+        best_step: step of the best score up to and including the stop: the checkpoint to
+            keep. None only if the rule fired before any finite score (possible for
+            ``StopAtProgress`` or ``LossPlateau``, never for ``DeclineDetector``).
+        best_score: that score, in the caller's units.
+    """
+
+    job_id: JobKey
+    step: int
+    reason: Reason
+    evals: int
+    stop_step: int
+    best_step: int | None
+    best_score: float | None
+
+    @property
+    def stopped(self) -> bool:
+        """Always True: free the job's GPUs."""
+        return True
+
+
+_COUNTED: Final = Reason.COUNTED
+_NON_FINITE: Final = Reason.NON_FINITE
+_STALE_STEP: Final = Reason.STALE_STEP
+_ALREADY_STOPPED: Final = Reason.ALREADY_STOPPED
+_isfinite: Final = math.isfinite
+
+MonitorVerdict: TypeAlias = Continue | Stop
+"""The verdict for one observation."""
+
+
+class _Job:
+    """The mutable record behind a :class:`JobState` (updated in place: one allocation less
+    per observation on the hot path)."""
+
+    __slots__ = ("last_step", "seen", "serial", "watch")
+
+    def __init__(self, serial: int, last_step: int, seen: int, watch: Watch[Any]) -> None:
+        self.serial = serial
+        self.last_step = last_step
+        self.seen = seen
+        self.watch = watch
+
+    def snapshot(self) -> JobState:
+        return JobState(self.serial, self.last_step, self.seen, self.watch)
+
+
+class Monitor:
+    """Per-job decline detection for a live scheduler.
+
+    Args:
+        detector: the stop rule, any :class:`~evalstop.core.detectors.Detector` (default
+            ``DeclineDetector(k=2)``, EvalStop's rule).
+        mode: ``"max"`` when higher scores are better (default), ``"min"`` when lower are.
+
+    Every method is O(1) in the number of observations; memory grows with the number of
+    known jobs only. The monitor is not thread-safe: serialise calls from one scheduler loop.
+    """
+
+    __slots__ = ("_detector", "_jobs", "_mode", "_next_serial", "_sign")
+
+    def __init__(self, detector: Detector[Any] | None = None, mode: Mode = "max") -> None:
+        if mode not in ("max", "min"):
+            raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+        self._detector: Detector[Any] = DeclineDetector() if detector is None else detector
+        self._mode: Mode = mode
+        self._sign = 1.0 if mode == "max" else -1.0
+        self._jobs: dict[JobKey, _Job] = {}
+        self._next_serial = 0
+
+    @property
+    def detector(self) -> Detector[Any]:
+        """The stop rule."""
+        return self._detector
+
+    @property
+    def mode(self) -> Mode:
+        """``"max"`` or ``"min"``."""
+        return self._mode
+
+    def __len__(self) -> int:
+        """Number of known jobs."""
+        return len(self._jobs)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._jobs
+
+    def __iter__(self) -> Iterator[JobKey]:
+        """Known job keys, in order of registration."""
+        return iter(tuple(self._jobs))
+
+    def job_state(self, job_id: JobKey) -> JobState | None:
+        """The state of a job (an immutable snapshot), or None for an unknown job."""
+        job = self._jobs.get(job_id)
+        return None if job is None else job.snapshot()
+
+    def observe(
+        self,
+        job_id: JobKey,
+        step: int,
+        score: float,
+        *,
+        loss: float = math.nan,
+        proxy_reward: float | None = None,
+        estimated_progress: float = 0.0,
+        kind: JobKind = JobKind.RLHF,
+        time: int = 0,
+    ) -> MonitorVerdict:
+        """Fold one evaluation of ``job_id`` and return the verdict (O(1)).
+
+        An unknown job is registered on its first observation (spec ``MON-8``). Arguments of
+        the wrong type or a negative step raise before any state changes (``MON-1``).
+        """
+        # Exact-type fast paths; the checks handle subclasses and raise on anything else.
+        key = job_id if type(job_id) is str or type(job_id) is int else check_key(job_id)
+        if type(step) is not int or step < 0:
+            step = check_step(step)
+        if type(score) is not float:
+            score = check_score(score)
+        job = self._jobs.get(key)
+        if job is None:
+            watch = start_watch(self._detector)
+            serial, seen = self._next_serial, 0
+        else:
+            watch = job.watch
+            if watch.fired_step is not None:
+                return self._stop(key, step, _ALREADY_STOPPED, watch)
+            if step <= job.last_step:
+                return self._continue(key, step, _STALE_STEP, watch)
+            serial, seen = job.serial, job.seen
+        # Positional for speed, in field order: job_id, kind, index, step, time, eval_score,
+        # loss, proxy_reward, estimated_progress (test_monitor checks the mapping, MON-2).
+        view = CheckpointView(
+            serial,
+            kind,
+            seen + 1,
+            step,
+            time,
+            self._sign * score,
+            loss,
+            proxy_reward,
+            estimated_progress,
+        )
+        watch = observe(self._detector, watch, view)
+        if job is None:
+            self._jobs[key] = _Job(serial, step, 1, watch)
+            self._next_serial += 1
+        else:
+            job.watch, job.last_step, job.seen = watch, step, seen + 1
+        reason = _COUNTED if _isfinite(score) else _NON_FINITE
+        if watch.fired_step is not None:
+            return self._stop(key, step, reason, watch)
+        best = watch.best_score
+        return Continue(
+            key,
+            step,
+            reason,
+            watch.evals,
+            watch.best_step,
+            None if best is None else self._sign * best,
+        )
+
+    def verdict(self, job_id: JobKey) -> MonitorVerdict | None:
+        """The job's standing verdict, read without observing anything; None if unknown.
+
+        Its ``step`` is the last accepted step and its reason :attr:`Reason.STANDING`; the
+        monitor's state is untouched (spec ``MON-12``). O(1).
+        """
+        job = self._jobs.get(job_id)
+        if job is None:
+            return None
+        if job.watch.fired_step is not None:
+            return self._stop(job_id, job.last_step, Reason.STANDING, job.watch)
+        return self._continue(job_id, job.last_step, Reason.STANDING, job.watch)
+
+    def forget(self, job_id: JobKey) -> bool:
+        """Drop a job's state (e.g. when it ends); True if it was known.
+
+        Forgetting an unknown job is a no-op that returns False (spec ``MON-8``); a forgotten
+        job observed again starts afresh.
+        """
+        return self._jobs.pop(job_id, None) is not None
+
+    def _best(self, watch: Watch[Any]) -> float | None:
+        best = watch.best_score
+        return None if best is None else self._sign * best
+
+    def _continue(self, key: JobKey, step: int, reason: Reason, watch: Watch[Any]) -> Continue:
+        return Continue(key, step, reason, watch.evals, watch.best_step, self._best(watch))
+
+    def _stop(self, key: JobKey, step: int, reason: Reason, watch: Watch[Any]) -> Stop:
+        assert watch.fired_step is not None
+        return Stop(
+            key, step, reason, watch.evals, watch.fired_step, watch.best_step, self._best(watch)
+        )
+
+    # -- serialisation (spec MON-11; the format lives in evalstop.live.codec) ---------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as JSON-compatible values (no NaN: see :meth:`to_json`)."""
+        jobs = ((key, job.snapshot()) for key, job in self._jobs.items())
+        return encode(self._detector, self._mode, self._next_serial, jobs)
+
+    def to_json(self) -> str:
+        """The whole state as strict JSON text (NaN and infinities are never stored)."""
+        return json.dumps(self.to_dict(), allow_nan=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], detector: Detector[Any] | None = None) -> Monitor:
+        """Rebuild a monitor saved by :meth:`to_dict`.
+
+        Without ``detector`` the saved built-in detector is rebuilt from its parameters; with
+        one, its name must equal the saved name (a different rule would not resume the same
+        decisions), else ``ValueError``. Malformed data raises ``ValueError``.
+        """
+        saved = decode(data, detector)
+        monitor = cls(saved.detector, saved.mode)
+        for key, state in saved.jobs:
+            monitor._jobs[key] = _Job(state.serial, state.last_step, state.seen, state.watch)
+        monitor._next_serial = saved.next_serial
+        return monitor
+
+    @classmethod
+    def from_json(cls, text: str, detector: Detector[Any] | None = None) -> Monitor:
+        """Rebuild a monitor saved by :meth:`to_json` (see :meth:`from_dict`)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"not a saved evalstop monitor: {error}") from None
+        if not isinstance(data, dict):
+            raise ValueError("not a saved evalstop monitor: expected a JSON object")
+        return cls.from_dict(data, detector)

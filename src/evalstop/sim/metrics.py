@@ -1,0 +1,219 @@
+"""System metrics from an event log plus the hidden truth (spec ``MET``).
+
+This is the only layer, with :mod:`evalstop.sim.detection`, that may read hidden labels and
+noise-free quality. Everything is computed from the log in one pass, O(log length + jobs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import attrs
+import numpy as np
+
+from evalstop.core.model import Job, JobId, JobKind
+from evalstop.engine.log import LogKind
+from evalstop.sim.run import Result
+
+__all__ = [
+    "JctStats",
+    "JobOutcome",
+    "SystemMetrics",
+    "jct_stats",
+    "job_outcomes",
+    "system_metrics",
+]
+
+
+@attrs.frozen(slots=True)
+class JobOutcome:
+    """How one job went.
+
+    Attributes:
+        job_id: the job's id.
+        kind: its kind.
+        gpus: the GPUs it holds while running.
+        hacking: its hidden label (hidden truth).
+        submit: arrival time.
+        first_start: first start time.
+        end: finish or stop time.
+        stopped: True when a policy stopped it, False when it ran to its end.
+        jct: ``end - submit`` (MET-1).
+        queueing_delay: ``first_start - submit`` (MET-2).
+        service: seconds of progress made.
+        gpu_time: GPU-seconds held (overheads included).
+        wasted_gpu_time: GPU-seconds of progress made after the true-quality peak (MET-5).
+        kept_index: 0-based checkpoint the job ends with (the saved one if stopped, else the
+            last), or -1 when it has none.
+        quality_retained: its true quality over the peak checkpoint's (MET-6).
+        stop_reason: the rule that stopped it ("" when it finished).
+        evals_seen: checkpoints it reported before it ended.
+    """
+
+    job_id: JobId
+    kind: JobKind
+    gpus: int
+    hacking: bool
+    submit: int
+    first_start: int
+    end: int
+    stopped: bool
+    jct: int
+    queueing_delay: int
+    service: int
+    gpu_time: int
+    wasted_gpu_time: int
+    kept_index: int
+    quality_retained: float
+    stop_reason: str
+    evals_seen: int
+
+
+def _peak_service(job: Job) -> int:
+    return job.checkpoint_service(job.truth.peak_index + 1)
+
+
+def _kept_index(job: Job, saved_step: int | None, evals: int) -> int:
+    if saved_step is None:
+        return evals - 1
+    for index, obs in enumerate(job.observations):
+        if obs.step == saved_step:
+            return index
+    raise ValueError(f"job {job.job_id}: saved step {saved_step} is not one of its checkpoints")
+
+
+def _retained(job: Job, kept: int) -> float:
+    peak = float(job.truth.quality[job.truth.peak_index])
+    if kept < 0 or peak <= 0:
+        return 0.0 if kept < 0 else math.nan
+    return float(job.truth.quality[kept]) / peak
+
+
+def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
+    """The outcome of every job of ``result``, keyed by job id (MET-1 to MET-6)."""
+    jobs = {job.job_id: job for job in result.jobs}
+    held_since: dict[JobId, int] = {}
+    gpu_time: dict[JobId, int] = {}
+    first_start: dict[JobId, int] = {}
+    evals: dict[JobId, int] = {}
+    progress: dict[JobId, int] = {}
+    preempted: set[JobId] = set()
+    overhead = result.cluster.preemption_overhead
+    outcomes: dict[JobId, JobOutcome] = {}
+    for record in result.log:
+        job_id = record.job_id
+        if record.kind is LogKind.START:
+            held_since[job_id] = record.time
+            first_start.setdefault(job_id, record.time)
+        elif record.kind is LogKind.CHECKPOINT:
+            evals[job_id] = record.index
+        elif record.kind in (LogKind.PREEMPT, LogKind.FINISH, LogKind.STOP):
+            if job_id in held_since:
+                start = held_since.pop(job_id)
+                gpu_time[job_id] = gpu_time.get(job_id, 0) + record.gpus * (record.time - start)
+                resumed_at = start + (overhead if job_id in preempted else 0)
+                progress[job_id] = progress.get(job_id, 0) + max(0, record.time - resumed_at)
+            if record.kind is LogKind.PREEMPT:
+                preempted.add(job_id)
+                continue
+            job = jobs[job_id]
+            stopped = record.kind is LogKind.STOP
+            done = evals.get(job_id, 0)
+            service = progress.get(job_id, 0)
+            kept = _kept_index(job, record.step if stopped else None, done)
+            submit = job.spec.submit_time
+            began = first_start.get(job_id, record.time)
+            outcomes[job_id] = JobOutcome(
+                job_id=job_id,
+                kind=job.spec.kind,
+                gpus=job.spec.gpus,
+                hacking=job.truth.hacking,
+                submit=submit,
+                first_start=began,
+                end=record.time,
+                stopped=stopped,
+                jct=record.time - submit,
+                queueing_delay=began - submit,
+                service=service,
+                gpu_time=gpu_time.get(job_id, 0),
+                wasted_gpu_time=job.spec.gpus * max(0, service - _peak_service(job)),
+                kept_index=kept,
+                quality_retained=_retained(job, kept),
+                stop_reason=record.reason,
+                evals_seen=done,
+            )
+    return outcomes
+
+
+@attrs.frozen(slots=True)
+class JctStats:
+    """Mean, median and 95th percentile of job completion times, in seconds."""
+
+    count: int
+    mean: float
+    median: float
+    p95: float
+
+
+def jct_stats(values: Iterable[float]) -> JctStats:
+    """Summary of ``values`` (NaN statistics when empty). p95 uses linear interpolation."""
+    array = np.fromiter(values, dtype=np.float64)
+    if array.size == 0:
+        return JctStats(0, math.nan, math.nan, math.nan)
+    return JctStats(
+        count=int(array.size),
+        mean=float(array.mean()),
+        median=float(np.median(array)),
+        p95=float(np.percentile(array, 95)),
+    )
+
+
+@attrs.frozen(slots=True)
+class SystemMetrics:
+    """Platform-level figures of one simulation (spec ``MET-1`` to ``MET-7``)."""
+
+    policy: str
+    jobs: int
+    jct: JctStats
+    jct_by_kind: dict[str, JctStats]
+    queueing_delay_mean: float
+    makespan: int
+    utilization: float
+    gpu_time: int
+    wasted_gpu_time: int
+    quality_retained_rlhf: float
+    stopped: int
+
+
+def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None) -> SystemMetrics:
+    """Aggregate the outcomes of ``result``.
+
+    makespan: last end minus first submit (MET-3); utilisation: GPU-seconds held over
+    ``gpus * makespan`` (MET-4), within [0, 1] by ENG-3.
+    """
+    done = list(job_outcomes(result).values()) if outcomes is None else list(outcomes)
+    if not done:
+        raise ValueError("no job ended: cannot compute metrics of an empty run")
+    first_submit = min(o.submit for o in done)
+    makespan = max(o.end for o in done) - first_submit
+    gpu_time = sum(o.gpu_time for o in done)
+    capacity = result.cluster.gpus * makespan
+    rlhf = [o.quality_retained for o in done if o.kind is JobKind.RLHF]
+    return SystemMetrics(
+        policy=result.policy,
+        jobs=len(done),
+        jct=jct_stats(o.jct for o in done),
+        jct_by_kind={
+            kind.value: jct_stats(o.jct for o in done if o.kind is kind)
+            for kind in JobKind
+            if any(o.kind is kind for o in done)
+        },
+        queueing_delay_mean=float(np.mean([o.queueing_delay for o in done])),
+        makespan=makespan,
+        utilization=gpu_time / capacity if capacity > 0 else 0.0,
+        gpu_time=gpu_time,
+        wasted_gpu_time=sum(o.wasted_gpu_time for o in done),
+        quality_retained_rlhf=float(np.mean(rlhf)) if rlhf else math.nan,
+        stopped=sum(o.stopped for o in done),
+    )

@@ -1,0 +1,127 @@
+"""``evalstop simulate`` (CLI-1 to CLI-3)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from evalstop.cli import main
+
+SMALL = ["--jobs", "80", "--gpus", "16"]
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli2_same_seed_identical_json_other_seed_differs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """CLI-2: determinism of the whole command."""
+    first = run_cli(capsys, "simulate", "--json", "--seed", "1", *SMALL)
+    second = run_cli(capsys, "simulate", "--json", "--seed", "1", *SMALL)
+    third = run_cli(capsys, "simulate", "--json", "--seed", "2", *SMALL)
+    assert first[0] == 0 and first[1] == second[1]
+    assert first[1] != third[1]
+
+
+def test_cli3_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-3: the documented keys, with values in range."""
+    code, out, _ = run_cli(capsys, "simulate", "--json", "--policy", "fifo", *SMALL)
+    assert code == 0
+    summary = json.loads(out)
+    for key in (
+        "policy",
+        "seed",
+        "jobs",
+        "jct_mean",
+        "jct_p95",
+        "makespan",
+        "utilization",
+        "wasted_gpu_time",
+        "detection",
+    ):
+        assert key in summary
+    assert summary["policy"] == "fifo"
+    assert summary["jobs"] == 80
+    assert 0.0 <= summary["utilization"] <= 1.0
+    assert summary["detection"]["precision"] is None  # nothing stopped: undefined
+    assert summary["jct_p95"] >= summary["jct_median"]
+
+
+def test_cli2_table_output(capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-2: the default output is a readable table."""
+    code, out, _ = run_cli(capsys, "simulate", *SMALL)
+    assert code == 0
+    assert "evalstop(k=2)+srtf-est" in out
+    assert "JCT p95" in out and "precision" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--policy", "nope"], "unknown policy 'nope'"),
+        (["--gpus", "-3"], "--gpus must be >= 1"),
+        (["--hacking-share", "2"], "--hacking-share"),
+        (["--noise", "-1"], "--noise"),
+        (["--mix", "rlhf=x"], "--mix"),
+        (["--mix", "ppo=1"], "--mix"),
+        (["--k", "0"], "--k"),
+        (["--jobs", "many"], "--jobs"),
+    ],
+)
+def test_cli1_bad_options_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    """CLI-1: one line on stderr naming the problem, exit code 2."""
+    code, out, err = run_cli(capsys, "simulate", *args)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("evalstop: error:")
+    assert needle in err
+
+
+def test_cli1_no_traceback_from_the_console_entry() -> None:
+    """CLI-1: through a real process: exit 2 and no traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalstop.cli", "simulate", "--gpus", "-1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith("evalstop: error:")
+
+
+def test_cli1_closed_pipe_ends_quietly() -> None:
+    """CLI-1: a reader that goes away (``evalstop simulate | head``) ends it without a traceback.
+
+    The pipe is closed before the command has printed anything, so its first write fails.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalstop.cli", "simulate", "--jobs", "300", "--gpus", "16"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err
+
+
+def test_cli4_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-4: --version prints the one version and exits 0."""
+    import evalstop
+    from evalstop.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"evalstop {evalstop.__version__}"

@@ -1,0 +1,91 @@
+"""ARC-1: the layering, executable: which layer may import which (see ``evalstop/__init__``).
+
+An ``ast`` walk over every module in ``src/evalstop`` (deferred imports inside functions
+included) checks that each import stays inside the layers its own layer may use, that no module
+reaches a tool outside the package (``benchmarks/``, ``docs/``), and that no module imports its
+own package's ``__init__`` (the loop that a deferred import used to hide).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "evalstop"
+
+ALLOWED: dict[str, frozenset[str]] = {
+    "core": frozenset({"core"}),
+    "engine": frozenset({"core", "engine"}),
+    "sim": frozenset({"core", "engine", "sim"}),
+    "live": frozenset({"core", "live"}),
+    "traces": frozenset({"core", "live", "traces"}),
+    "adapters": frozenset({"core", "live", "traces", "adapters"}),
+    "experiments": frozenset({"core", "engine", "sim", "live", "traces", "experiments"}),
+}
+"""Layer -> the layers it may import. ``cli`` and the package root may import every layer."""
+
+TOOLS = ("benchmarks", "real_traces", "docs")
+"""Top-level names that belong to tools outside the wheel."""
+
+
+def modules() -> list[Path]:
+    return sorted(SRC.rglob("*.py"))
+
+
+def layer_of(path: Path) -> str:
+    parts = path.relative_to(SRC).parts
+    return parts[0] if len(parts) > 1 else "<root>"
+
+
+def imported(tree: ast.AST) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_every_layer_is_known() -> None:
+    """Each subpackage is a layer of the map (a new package must be placed in it)."""
+    layers = {layer_of(path) for path in modules()} - {"<root>", "cli"}
+    assert layers == set(ALLOWED)
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_respect_the_layers(path: Path) -> None:
+    """A module imports only from the layers its own layer may use, and never a tool."""
+    layer = layer_of(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad: list[str] = []
+    for name in imported(tree):
+        top = name.split(".")[0]
+        if top in TOOLS:
+            bad.append(f"{name} (a tool outside the package)")
+        if top != "evalstop" or layer in ("<root>", "cli"):
+            continue
+        parts = name.split(".")
+        target = parts[1] if len(parts) > 1 else "<root>"
+        if target not in ALLOWED[layer]:
+            bad.append(f"{name} (layer {layer!r} may import {sorted(ALLOWED[layer])})")
+    assert not bad, f"{path.relative_to(SRC)} imports against the layering: {bad}"
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_module_imports_its_own_package_init(path: Path) -> None:
+    """``evalstop.cli.options`` must not import ``evalstop.cli``: that is an import loop."""
+    parts = path.relative_to(SRC).with_suffix("").parts
+    if len(parts) < 2 or parts[-1] in ("__init__", "__main__"):
+        return
+    package = "evalstop." + ".".join(parts[:-1])
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert package not in imported(tree), f"{path.relative_to(SRC)} imports {package}"
+
+
+def test_the_checker_catches_a_violation(tmp_path: Path) -> None:
+    """The walk sees deferred imports: a core module importing the engine inside a function."""
+    tree = ast.parse("def f():\n    from evalstop.engine import step\n    return step\n")
+    assert "evalstop.engine" in imported(tree)

@@ -1,0 +1,60 @@
+"""Detection quality against hidden labels (DQ-1 to DQ-3)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from builders import make_job
+from evalstop.core.detectors import DeclineDetector
+from evalstop.core.model import Job, JobKind
+from evalstop.core.policies import fifo
+from evalstop.core.wrapper import evalstop
+from evalstop.sim.detection import detection_metrics
+from evalstop.sim.metrics import JobOutcome, job_outcomes
+from evalstop.sim.run import Cluster, simulate
+
+PEAKED = (0.1, 0.5, 0.3, 0.2, 0.1)  # 2nd decline at checkpoint 4: stopped
+RISING = (0.1, 0.2, 0.3, 0.4, 0.5)
+LATE = (0.1, 0.2, 0.3, 0.5, 0.4)  # one decline only: finishes
+NOISY = (0.1, 0.3, 0.2, 0.15, 0.5)  # healthy truth, noisy declines: stopped
+
+
+def run(jobs: list[Job]) -> dict[int, JobOutcome]:
+    result = simulate(jobs, evalstop(fifo, DeclineDetector(2)), Cluster(gpus=8))
+    return job_outcomes(result)
+
+
+def test_dq1_dq2_confusion_counts_and_rates() -> None:
+    """DQ-1/DQ-2: one of each cell gives precision = recall = FPR = F1 = 0.5."""
+    jobs = [
+        make_job(0, scores=PEAKED, hacking=True),
+        make_job(1, scores=LATE, hacking=True, quality=(0.1, 0.2, 0.3, 0.5, 0.4)),
+        make_job(2, scores=NOISY, hacking=False, quality=RISING),
+        make_job(3, scores=RISING, hacking=False),
+        make_job(4, scores=PEAKED, kind=JobKind.DPO),  # not RLHF: not counted, not watched
+    ]
+    outcomes = run(jobs)
+    metrics = detection_metrics(outcomes.values(), {job.job_id: job for job in jobs})
+    assert (metrics.tp, metrics.fn, metrics.fp, metrics.tn) == (1, 1, 1, 1)
+    assert metrics.jobs == 4
+    assert metrics.precision == metrics.recall == metrics.fpr == metrics.f1 == 0.5
+
+
+def test_dq2_undefined_rates_are_nan() -> None:
+    """DQ-2: no stops -> precision undefined; no healthy jobs -> FPR undefined."""
+    jobs = [make_job(0, scores=RISING, hacking=True, quality=PEAKED)]
+    metrics = detection_metrics(run(jobs).values(), {0: jobs[0]})
+    assert math.isnan(metrics.precision)
+    assert math.isnan(metrics.fpr)
+    assert metrics.recall == 0.0
+    assert metrics.f1 == 0.0
+
+
+def test_dq3_delay_from_the_peak_checkpoint() -> None:
+    """DQ-3: peak at checkpoint 2, stop at checkpoint 4: 2 evaluations, 20 s x 4 GPUs."""
+    job = make_job(0, scores=PEAKED, hacking=True, gpus=4)
+    metrics = detection_metrics(run([job]).values(), {0: job})
+    assert metrics.delay_evals == 2
+    assert metrics.delay_gpu_hours == pytest.approx(4 * 20 / 3600)

@@ -1,0 +1,143 @@
+"""System metrics on tiny hand-built workloads whose answers are worked out by hand (MET)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import make_job
+from evalstop.core.boundary import ClusterView
+from evalstop.core.decision import Decision, StopOrder
+from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.core.model import Job, JobKind
+from evalstop.core.policies import fifo, srtf_est
+from evalstop.core.wrapper import evalstop
+from evalstop.sim.metrics import jct_stats, job_outcomes, system_metrics
+from evalstop.sim.run import Cluster, simulate
+from evalstop.sim.workload import WorkloadConfig, generate
+
+# Job A: 1 GPU at t=0, checkpoints every 10 s; true quality peaks at its 2nd checkpoint.
+HACKING_SCORES = (0.1, 0.5, 0.3, 0.2, 0.1)
+
+
+def two_jobs() -> list[Job]:
+    a = make_job(0, submit=0, scores=HACKING_SCORES, hacking=True)
+    b = make_job(1, submit=5, scores=(0.2, 0.4), kind=JobKind.DPO)
+    return [a, b]
+
+
+def test_met1_to_met6_fifo_by_hand() -> None:
+    """MET-1..6 on FIFO, 1 GPU: A runs 0-50, B waits 5-50 then runs 50-70."""
+    result = simulate(two_jobs(), fifo, Cluster(gpus=1))
+    outcomes = job_outcomes(result)
+    a, b = outcomes[0], outcomes[1]
+    assert (a.jct, b.jct) == (50, 65)  # MET-1
+    assert (a.queueing_delay, b.queueing_delay) == (0, 45)  # MET-2
+    metrics = system_metrics(result)
+    assert metrics.jct.mean == 57.5
+    assert metrics.jct.median == 57.5
+    assert metrics.jct.p95 == pytest.approx(50 + 0.95 * 15)
+    assert metrics.jct_by_kind["rlhf"].mean == 50
+    assert metrics.queueing_delay_mean == 22.5
+    assert metrics.makespan == 70  # MET-3
+    assert metrics.utilization == 1.0  # MET-4: 50 + 20 GPU-s over 1 GPU x 70 s
+    assert a.wasted_gpu_time == 30  # MET-5: progress 50 s, peak checkpoint at 20 s
+    assert b.wasted_gpu_time == 0
+    assert a.kept_index == 4
+    assert a.quality_retained == pytest.approx(0.1 / 0.5)  # MET-6: last checkpoint kept
+    assert b.quality_retained == 1.0
+
+
+def test_met5_met6_evalstop_saves_the_best_checkpoint() -> None:
+    """MET-5/6 with EvalStop(k=2): A stops at t=40 (2nd decline), saving step 20."""
+    result = simulate(two_jobs(), evalstop(fifo, DeclineDetector(2)), Cluster(gpus=1))
+    outcomes = job_outcomes(result)
+    a, b = outcomes[0], outcomes[1]
+    assert a.stopped and a.end == 40 and a.jct == 40
+    assert a.wasted_gpu_time == 20
+    assert a.kept_index == 1
+    assert a.quality_retained == 1.0
+    assert (b.first_start, b.end) == (40, 60)
+    metrics = system_metrics(result)
+    assert metrics.stopped == 1
+    assert metrics.wasted_gpu_time == 20
+    assert metrics.quality_retained_rlhf == 1.0
+
+
+def test_met7_service_discounts_the_preemption_overhead() -> None:
+    """MET-7/ENG-11: A (100 s) is preempted at 10 by B (20 s); A resumes at 30 (+30 s)."""
+    a = make_job(0, submit=0, scores=(0.1, 0.2, 0.3, 0.4), duration=100)
+    b = make_job(1, submit=10, scores=(0.1, 0.2), duration=20)
+    result = simulate([a, b], srtf_est, Cluster(gpus=1, preemption_overhead=30))
+    outcomes = job_outcomes(result)
+    assert outcomes[1].end == 30
+    assert outcomes[0].end == 150
+    assert outcomes[0].service == 100
+    assert outcomes[0].gpu_time == 10 + 120
+    assert system_metrics(result).utilization == pytest.approx((130 + 20) / 150)
+
+
+def test_jct_stats_of_nothing_is_nan() -> None:
+    """MET-1: summaries of an empty set are undefined, not zero."""
+    assert math.isnan(jct_stats([]).mean)
+
+
+@settings(max_examples=10)
+@given(st.integers(min_value=0, max_value=1000), st.sampled_from(["fifo", "srtf-est", "las"]))
+def test_met_bounds_on_random_workloads(seed: int, name: str) -> None:
+    """MET-1/4/7: JCT >= service, utilisation in [0, 1], finished progress = true duration."""
+    from evalstop.core.registry import make_policy
+
+    workload = generate(WorkloadConfig(n_jobs=60, gpus=16), seed)
+    result = simulate(workload, make_policy(f"evalstop+{name}"), Cluster(gpus=16))
+    outcomes = job_outcomes(result)
+    assert len(outcomes) == 60
+    jobs = {job.job_id: job for job in workload.jobs}
+    for outcome in outcomes.values():
+        assert outcome.jct >= outcome.service
+        assert outcome.gpu_time >= outcome.gpus * outcome.service
+        if not outcome.stopped:
+            assert outcome.service == jobs[outcome.job_id].truth.duration
+    metrics = system_metrics(result)
+    assert 0.0 <= metrics.utilization <= 1.0
+
+
+@attrs.frozen
+class StopOnArrival:
+    """Stops every job as soon as it is queued (a policy for edge cases)."""
+
+    @property
+    def name(self) -> str:
+        return "stop-on-arrival"
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return ()
+
+    def needs_decision(self, cause: object, changed: object) -> bool:
+        return True
+
+    def __call__(self, view: ClusterView) -> Decision:
+        return Decision(stop=tuple(StopOrder(job.job_id, "test") for job in view.queued))
+
+
+def test_met6_a_job_stopped_before_any_checkpoint_retains_nothing() -> None:
+    """MET-6: no checkpoint, nothing kept: retained 0, no service, no waste, JCT 0."""
+    result = simulate([make_job(0, submit=7)], StopOnArrival(), Cluster(gpus=1))
+    outcome = job_outcomes(result)[0]
+    assert outcome.stopped and outcome.kept_index == -1
+    assert outcome.quality_retained == 0.0
+    assert (outcome.service, outcome.wasted_gpu_time, outcome.jct) == (0, 0, 0)
+
+
+def test_met4_stopping_a_queued_job_logs_no_gpus_held() -> None:
+    """MET-4/ENG-8: a queued job holds no GPUs, so its STOP record says 0 and adds no GPU-time."""
+    result = simulate([make_job(0, submit=3, gpus=2)], StopOnArrival(), Cluster(gpus=2))
+    stop = [record for record in result.log if record.reason]
+    assert [(record.job_id, record.gpus) for record in stop] == [(0, 0)]
+    assert job_outcomes(result)[0].gpu_time == 0
