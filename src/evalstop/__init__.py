@@ -29,6 +29,7 @@ from evalstop.core.detectors import Detector as Detector
 from evalstop.core.detectors import LossPlateau as LossPlateau
 from evalstop.core.detectors import Never as Never
 from evalstop.core.detectors import StopAtProgress as StopAtProgress
+from evalstop.core.noise_aware import NoiseAwareDetector as NoiseAwareDetector
 from evalstop.core.errors import EvalStopError as EvalStopError
 from evalstop.core.errors import UnknownNameError as UnknownNameError
 from evalstop.core.model import Job as Job
@@ -97,6 +98,7 @@ __all__ = [
     "LossPlateau",
     "Monitor",
     "Never",
+    "NoiseAwareDetector",
     "Observation",
     "Policy",
     "PriorityPolicy",
