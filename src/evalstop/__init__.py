@@ -29,7 +29,6 @@ from evalstop.core.detectors import Detector as Detector
 from evalstop.core.detectors import LossPlateau as LossPlateau
 from evalstop.core.detectors import Never as Never
 from evalstop.core.detectors import StopAtProgress as StopAtProgress
-from evalstop.core.noise_aware import NoiseAwareDetector as NoiseAwareDetector
 from evalstop.core.errors import EvalStopError as EvalStopError
 from evalstop.core.errors import UnknownNameError as UnknownNameError
 from evalstop.core.model import Job as Job
@@ -37,6 +36,7 @@ from evalstop.core.model import JobKind as JobKind
 from evalstop.core.model import JobSpec as JobSpec
 from evalstop.core.model import JobTruth as JobTruth
 from evalstop.core.model import Observation as Observation
+from evalstop.core.noise_aware import NoiseAwareDetector as NoiseAwareDetector
 from evalstop.core.policies import PriorityPolicy as PriorityPolicy
 from evalstop.core.policies import fifo as fifo
 from evalstop.core.policies import las as las
