@@ -83,7 +83,7 @@ def _fixed_fraction(job: Job, n: int = 10) -> Job:
 
 
 def test_leak3_flags_a_fixed_fraction_schedule() -> None:
-    """LEAK-3: evaluating at fixed fractions of the true length gives the length away."""
+    """LEAK-2, LEAK-3: evaluating at fixed fractions of the true length gives it away."""
     jobs = [_fixed_fraction(j) for j in _jobs("paper", seeds=1) if j.truth.total_steps >= 10]
     result = audit(jobs)
     assert result.length_leak
