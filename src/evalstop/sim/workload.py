@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
 from evalstop.sim.curves import CurveSample, rlhf_curves, saturating_curves
@@ -180,13 +182,20 @@ def _curves(
     )
 
 
-def generate(config: WorkloadConfig, seed: int) -> Workload:
-    """Draw a workload; the same ``(config, seed)`` always gives an equal workload (WRK-1)."""
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    root = np.random.SeedSequence(seed)
-    attributes_seq, curves_seq = root.spawn(2)
-    rng = np.random.default_rng(attributes_seq)
+class _Draws(NamedTuple):
+    """The per-job attributes of a workload, drawn as arrays from one stream."""
+
+    kinds: tuple[JobKind, ...]
+    submit: npt.NDArray[np.int64]
+    kind_index: npt.NDArray[np.int64]
+    duration: npt.NDArray[np.int64]
+    estimate: npt.NDArray[np.int64]
+    hacking_draw: npt.NDArray[np.float64]
+    gpu_draw: npt.NDArray[np.float64]
+
+
+def _draw_attributes(config: WorkloadConfig, rng: np.random.Generator) -> _Draws:
+    """Arrivals, kinds, durations, estimates and the uniforms for hacking and GPUs, in order."""
     n = config.n_jobs
     gaps = rng.exponential(1.0 / config.jobs_per_second(), size=n)
     gaps[0] = 0.0
@@ -202,44 +211,55 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
     estimate = np.maximum(np.rint(duration * estimate_factor), 1).astype(np.int64)
     hacking_draw = rng.random(n)
     gpu_draw = rng.random(n)
+    return _Draws(kinds, submit, kind_index, duration, estimate, hacking_draw, gpu_draw)
 
-    jobs: list[Job] = []
-    for i in range(n):
-        kind = kinds[int(kind_index[i])]
-        choices, weights = GPU_CHOICES[kind]
-        gpus = choices[int(np.searchsorted(np.cumsum(weights), gpu_draw[i], side="right"))]
-        hacking = kind is JobKind.RLHF and bool(hacking_draw[i] < config.hacking_share)
-        n_evals = PLANNED_EVALS[kind]
-        job_duration = max(int(duration[i]), n_evals)
-        curve_rng = np.random.default_rng(
-            np.random.SeedSequence(curves_seq.entropy, spawn_key=(*curves_seq.spawn_key, i))
+
+def _job(i: int, draws: _Draws, curves_seq: np.random.SeedSequence, config: WorkloadConfig) -> Job:
+    """Job ``i``: its drawn attributes, and curves from the stream keyed by ``i`` (WRK-1)."""
+    kind = draws.kinds[int(draws.kind_index[i])]
+    choices, weights = GPU_CHOICES[kind]
+    gpus = choices[int(np.searchsorted(np.cumsum(weights), draws.gpu_draw[i], side="right"))]
+    hacking = kind is JobKind.RLHF and bool(draws.hacking_draw[i] < config.hacking_share)
+    n_evals = PLANNED_EVALS[kind]
+    job_duration = max(int(draws.duration[i]), n_evals)
+    curve_rng = np.random.default_rng(
+        np.random.SeedSequence(curves_seq.entropy, spawn_key=(*curves_seq.spawn_key, i))
+    )
+    sample = _curves(kind, hacking, n_evals, curve_rng, config)
+    steps_per_eval = max(1, job_duration // (n_evals * SECONDS_PER_STEP[kind]))
+    proxy = sample.proxy_reward
+    observations = tuple(
+        Observation(
+            step=steps_per_eval * (j + 1),
+            eval_score=float(sample.eval_score[j]),
+            loss=float(sample.loss[j]),
+            proxy_reward=None if proxy is None else float(proxy[j]),
         )
-        sample = _curves(kind, hacking, n_evals, curve_rng, config)
-        steps_per_eval = max(1, job_duration // (n_evals * SECONDS_PER_STEP[kind]))
-        proxy = sample.proxy_reward
-        observations = tuple(
-            Observation(
-                step=steps_per_eval * (j + 1),
-                eval_score=float(sample.eval_score[j]),
-                loss=float(sample.loss[j]),
-                proxy_reward=None if proxy is None else float(proxy[j]),
-            )
-            for j in range(n_evals)
-        )
-        spec = JobSpec(
-            job_id=i,
-            kind=kind,
-            gpus=min(gpus, config.gpus),
-            submit_time=int(submit[i]),
-            estimated_duration=int(estimate[i]),
-            planned_evals=n_evals,
-        )
-        truth = JobTruth(
-            total_steps=steps_per_eval * n_evals,
-            duration=job_duration,
-            hacking=hacking,
-            quality=sample.quality,
-            peak_fraction=sample.peak_fraction,
-        )
-        jobs.append(Job(spec, truth, observations))
-    return Workload(config, seed, tuple(jobs))
+        for j in range(n_evals)
+    )
+    spec = JobSpec(
+        job_id=i,
+        kind=kind,
+        gpus=min(gpus, config.gpus),
+        submit_time=int(draws.submit[i]),
+        estimated_duration=int(draws.estimate[i]),
+        planned_evals=n_evals,
+    )
+    truth = JobTruth(
+        total_steps=steps_per_eval * n_evals,
+        duration=job_duration,
+        hacking=hacking,
+        quality=sample.quality,
+        peak_fraction=sample.peak_fraction,
+    )
+    return Job(spec, truth, observations)
+
+
+def generate(config: WorkloadConfig, seed: int) -> Workload:
+    """Draw a workload; the same ``(config, seed)`` always gives an equal workload (WRK-1)."""
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    attributes_seq, curves_seq = np.random.SeedSequence(seed).spawn(2)
+    draws = _draw_attributes(config, np.random.default_rng(attributes_seq))
+    jobs = tuple(_job(i, draws, curves_seq, config) for i in range(config.n_jobs))
+    return Workload(config, seed, jobs)
