@@ -46,7 +46,7 @@ RISE_THEN_FALL = [0.0, 0.5, 0.8, 1.0, 1.05, 1.0, 0.8, 0.5, 0.2, 0.0, -0.2, -0.4]
 
 
 def test_nad1_noise_is_the_scaled_mean_absolute_second_difference() -> None:
-    """NAD-1."""
+    """NAD-1: the noise is the scaled mean absolute second difference."""
     scores = [0.0, 1.0, 0.0, 1.0]  # second differences -2, +2
     state, _ = run(NoiseAwareDetector(), scores)
     assert state.differences == 2
@@ -57,7 +57,7 @@ def test_nad1_noise_is_the_scaled_mean_absolute_second_difference() -> None:
 
 
 def test_nad2_level_memory_is_a_fraction_of_elapsed_steps() -> None:
-    """NAD-2."""
+    """NAD-2: the level's memory is a fraction of the elapsed steps."""
     detector = NoiseAwareDetector(memory=0.5)
     first = detector.update(detector.initial(), view(10, 0.0))
     second = detector.update(first, view(20, 1.0))
@@ -67,7 +67,7 @@ def test_nad2_level_memory_is_a_fraction_of_elapsed_steps() -> None:
 
 
 def test_nad3_peak_tracks_the_highest_level_and_baseline_seeds_it() -> None:
-    """NAD-3."""
+    """NAD-3: the peak is the highest level; a baseline seeds it."""
     state, _ = run(NoiseAwareDetector(), [0.0, 1.0, 2.0, 1.0])
     assert state.peak > state.level
     seeded = NoiseAwareDetector(baseline=5.0).update(NoiseState(), view(10, 1.0))
@@ -77,7 +77,7 @@ def test_nad3_peak_tracks_the_highest_level_and_baseline_seeds_it() -> None:
 
 
 def test_nad4_fires_on_a_collapse_and_not_on_a_noisy_plateau() -> None:
-    """NAD-4."""
+    """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
     _, fired = run(NoiseAwareDetector(), RISE_THEN_FALL)
     assert fired is not None and fired > 50
     plateau = [0.0, 0.6, 0.9, 1.0] + [1.0 + 0.03 * (-1) ** i for i in range(30)]
@@ -85,7 +85,7 @@ def test_nad4_fires_on_a_collapse_and_not_on_a_noisy_plateau() -> None:
 
 
 def test_nad4_warm_up_and_min_delta_hold_the_fire_back() -> None:
-    """NAD-4."""
+    """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
     fired = run(NoiseAwareDetector(), RISE_THEN_FALL)[1]
     assert fired is not None
     later = run(NoiseAwareDetector(warmup_steps=fired + 10), RISE_THEN_FALL)[1]
@@ -95,7 +95,7 @@ def test_nad4_warm_up_and_min_delta_hold_the_fire_back() -> None:
 
 
 def test_nad4_baseline_stops_a_run_that_stays_far_below_it() -> None:
-    """NAD-4."""
+    """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
     flat = [0.0, 0.01, 0.0, 0.01, 0.0, 0.01, 0.0, 0.01]
     assert run(NoiseAwareDetector(), flat)[1] is None
     assert run(NoiseAwareDetector(baseline=1.0), flat)[1] == 50
@@ -110,7 +110,7 @@ scores_strategy = st.lists(
 def test_nad6_positive_rescaling_and_shift_change_no_decision(
     scores: list[float], power: int, shift: int
 ) -> None:
-    """NAD-6."""
+    """NAD-6: a positive rescaling and a shift of every score change no decision."""
     detector = NoiseAwareDetector()
     scale = 2.0**power
     moved = [scale * s + shift / 64 for s in scores]
@@ -119,7 +119,7 @@ def test_nad6_positive_rescaling_and_shift_change_no_decision(
 
 @given(scores_strategy, st.data())
 def test_nad7_a_nan_report_changes_no_decision(scores: list[float], data: st.DataObject) -> None:
-    """NAD-7."""
+    """NAD-7: a NaN or infinite report changes no decision."""
     detector = NoiseAwareDetector()
     steps = [10 * (i + 1) for i in range(len(scores))]
     at = data.draw(st.integers(min_value=0, max_value=len(scores)))
@@ -133,7 +133,7 @@ def test_nad7_a_nan_report_changes_no_decision(scores: list[float], data: st.Dat
 
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=300))
 def test_nad5_state_is_a_fixed_set_of_numbers(scores: list[float]) -> None:
-    """NAD-5."""
+    """NAD-5: the state is a fixed set of plain numbers."""
     state, _ = run(NoiseAwareDetector(), scores)
     fields = attrs.fields(NoiseState)
     assert len(fields) == 12
@@ -154,13 +154,13 @@ def test_nad5_state_is_a_fixed_set_of_numbers(scores: list[float]) -> None:
     ],
 )
 def test_nad8_bad_parameters_are_value_errors(kwargs: dict[str, float]) -> None:
-    """NAD-8."""
+    """NAD-8: parameters are validated and non-default knobs show in the name."""
     with pytest.raises(ValueError):
         NoiseAwareDetector(**kwargs)  # type: ignore[arg-type]
 
 
 def test_nad8_name_shows_non_default_knobs() -> None:
-    """NAD-8."""
+    """NAD-8: parameters are validated and non-default knobs show in the name."""
     assert NoiseAwareDetector().name == "noise-aware(z=2,memory=0.2,warmup=5)"
     assert NoiseAwareDetector(min_delta=0.5, baseline=1.0).name == (
         "noise-aware(z=2,memory=0.2,warmup=5,min_delta=0.5,baseline=1)"
@@ -168,7 +168,7 @@ def test_nad8_name_shows_non_default_knobs() -> None:
 
 
 def test_nad9_defaults_are_the_committed_simulator_choice() -> None:
-    """NAD-9."""
+    """NAD-9: the defaults are the committed simulator choice."""
     detector = NoiseAwareDetector()
     assert (detector.z, detector.memory, detector.warmup_evals) == (2.0, 0.2, 5)
 
