@@ -18,7 +18,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 TARGET_ROWS = 1_000
@@ -51,7 +50,12 @@ def write_file(path: Path, size: int, kind: str, every_row: bool) -> int:
                 if kind == "csv":
                     lines.append(f"{run},{step},{acc:.6f},{loss:.6f}\n")
                 else:
-                    record = {"run": run, "step": step, "acc": round(acc, 6), "loss": round(loss, 6)}
+                    record = {
+                        "run": run,
+                        "step": step,
+                        "acc": round(acc, 6),
+                        "loss": round(loss, 6),
+                    }
                     lines.append(json.dumps(record) + "\n")
                 rows += 1
             chunk = "".join(lines)
