@@ -8,6 +8,7 @@ saved document and returns the parts to rebuild it from. Neither touches a
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, cast
 
@@ -50,19 +51,45 @@ def encode(
 def decode(data: Mapping[str, Any], detector: Detector[Any] | None) -> Decoded:
     """Check a saved document and return its parts; ``ValueError`` when it is malformed.
 
-    Without ``detector`` the saved built-in detector is rebuilt from its parameters; with one,
-    its name must equal the saved name (a different rule would not resume the same decisions).
+    The whole document is validated before anything is built (spec ``MON-13``): the exact
+    keys at every level, every type, every range, and the consistency between fields, so a
+    document it accepts is one a monitor could have written. Without ``detector`` the saved
+    built-in detector is rebuilt from its parameters; with one, its name must equal the saved
+    name (a different rule would not resume the same decisions).
     """
     try:
         return _decode(data, detector)
-    except (KeyError, TypeError, AttributeError) as error:
-        raise ValueError(f"not a saved evalstop monitor: {error!r}") from None
+    except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as error:
+        raise ValueError(f"not a saved evalstop monitor: {error!r}"[:300]) from None
+
+
+_TOP_KEYS: Final = frozenset({"format", "mode", "detector", "next_serial", "jobs"})
+_DETECTOR_KEYS: Final = frozenset({"name", "type", "params"})
+_JOB_KEYS: Final = frozenset(
+    {"job", "serial", "last_step", "seen", "rule", "evals", "best_step", "best_score", "fired_step"}
+)
+
+
+def _bad(problem: str) -> ValueError:
+    return ValueError(f"not a saved evalstop monitor: {problem}")
+
+
+def _object(value: object, keys: frozenset[str], what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(f"{what} must be an object, got {type(value).__name__}")
+    if set(value) != keys:
+        missing, extra = sorted(keys - set(value)), sorted(map(str, set(value) - keys))
+        raise _bad(f"{what} keys differ: missing {missing}, unexpected {extra}")
+    return value
 
 
 def _decode(data: Mapping[str, Any], detector: Detector[Any] | None) -> Decoded:
-    if data.get("format") != FORMAT:
-        raise ValueError(f"not a saved evalstop monitor: format is not {FORMAT!r}")
-    saved = data["detector"]
+    if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+        raise _bad(f"format is not {FORMAT!r}")
+    _object(data, _TOP_KEYS, "the document")
+    saved = _object(data["detector"], _DETECTOR_KEYS, "detector")
+    if not isinstance(saved["name"], str) or not isinstance(saved["params"], Mapping):
+        raise _bad("detector name must be a string and params an object")
     if detector is None:
         detector = _detector_from_dict(saved)
     elif detector.name != saved["name"]:
@@ -71,19 +98,26 @@ def _decode(data: Mapping[str, Any], detector: Detector[Any] | None) -> Decoded:
         )
     mode = data["mode"]
     if mode not in ("max", "min"):
-        raise ValueError(f"not a saved evalstop monitor: mode must be 'max' or 'min', got {mode!r}")
+        raise _bad(f"mode must be 'max' or 'min', got {mode!r}")
+    entries = data["jobs"]
+    if not isinstance(entries, list):
+        raise _bad("jobs must be a list")
+    next_serial = _int(data["next_serial"], "next_serial")
     template = detector.initial()
     jobs: list[tuple[JobKey, JobState]] = []
     keys: set[JobKey] = set()
-    for entry in data["jobs"]:
+    serials: set[int] = set()
+    for raw in entries:
+        entry = _object(raw, _JOB_KEYS, "a job")
         key = check_key(entry["job"])
-        if key in keys:
-            raise ValueError(f"not a saved evalstop monitor: job {key!r} appears twice")
+        state = _job_from_dict(entry, template, detector)
+        if key in keys or state.serial in serials:
+            raise _bad(f"job {key!r} or its serial {state.serial} appears twice")
+        if state.serial >= next_serial:
+            raise _bad(f"job {key!r} has serial {state.serial}, not below next_serial")
         keys.add(key)
-        jobs.append((key, _job_from_dict(entry, template)))
-    next_serial = data["next_serial"]
-    if not isinstance(next_serial, int) or any(s.serial >= next_serial for _, s in jobs):
-        raise ValueError("not a saved evalstop monitor: bad next_serial")
+        serials.add(state.serial)
+        jobs.append((key, state))
     return Decoded(detector, mode, next_serial, jobs)
 
 
@@ -123,12 +157,27 @@ def _rule_to_plain(rule: object) -> object:
     return _plain(rule)
 
 
+def _field_value(kind: type, name: str, hint: object, value: object) -> object:
+    """A rule-state field checked against its annotation (int, float, optional float)."""
+    optional = "None" in str(hint)
+    if value is None:
+        if optional:
+            return None
+        raise TypeError(f"{kind.__name__}.{name} must not be null")
+    if "int" in str(hint) and "float" not in str(hint):
+        return _int(value, f"{kind.__name__}.{name}")
+    return _finite(value, f"{kind.__name__}.{name}")
+
+
 def _rule_from_plain(template: object, data: object) -> object:
     kind = type(template)
     if attrs.has(kind):
-        if not isinstance(data, dict):
-            raise TypeError(f"detector state must be an object, got {data!r}")
-        return kind(**data)
+        fields = attrs.fields(kind)
+        if not isinstance(data, dict) or set(data) != {f.name for f in fields}:
+            raise TypeError(f"detector state must be an object with {[f.name for f in fields]}")
+        hints = typing.get_type_hints(kind)
+        values = {f.name: _field_value(kind, f.name, hints[f.name], data[f.name]) for f in fields}
+        return kind(**values)
     if template is None:
         if data is not None:
             raise TypeError(f"detector state must be null, got {data!r}")
@@ -154,17 +203,26 @@ def _job_to_dict(key: JobKey, state: JobState) -> dict[str, Any]:
 
 
 def _int(value: object, name: str, *, optional: bool = False) -> Any:
+    """A non-negative int (or None when ``optional``)."""
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r}")
+        raise TypeError(f"{name} must be an int, got {value!r}"[:200])
+    if value < 0:
+        raise _bad(f"{name} must be >= 0, got {value}")
     return value
 
 
-def _job_from_dict(entry: Mapping[str, Any], template: object) -> JobState:
+def _finite(value: object, name: str) -> float:
+    number = check_score(value)
+    if not math.isfinite(number):
+        raise _bad(f"{name} must be finite, got {value!r}")
+    return number
+
+
+def _job_from_dict(entry: Mapping[str, Any], template: object, detector: Detector[Any]) -> JobState:
     best_score = entry["best_score"]
-    if best_score is not None:
-        best_score = check_score(best_score)
+    best_score = None if best_score is None else _finite(best_score, "best_score")
     watch: Watch[Any] = Watch(
         _rule_from_plain(template, entry["rule"]),
         _int(entry["evals"], "evals"),
@@ -172,9 +230,39 @@ def _job_from_dict(entry: Mapping[str, Any], template: object) -> JobState:
         best_score,
         _int(entry["fired_step"], "fired_step", optional=True),
     )
-    return JobState(
+    state = JobState(
         _int(entry["serial"], "serial"),
         _int(entry["last_step"], "last_step"),
         _int(entry["seen"], "seen"),
         watch,
     )
+    _check_consistent(entry["job"], state, detector)
+    return state
+
+
+def _check_consistent(key: object, state: JobState, detector: Detector[Any]) -> None:
+    """The cross-field facts every state a monitor writes satisfies (spec ``MON-13``)."""
+    watch = state.watch
+    facts = [
+        (state.seen >= 1, "a known job has seen an observation"),
+        (watch.evals <= state.seen, "evals exceed the observations seen"),
+        (
+            (watch.best_step is None) == (watch.best_score is None) == (watch.evals == 0),
+            "best_step, best_score and evals disagree on whether a score was counted",
+        ),
+        (
+            watch.best_step is None or watch.best_step <= state.last_step,
+            "best_step is after last_step",
+        ),
+        (
+            watch.fired_step is None or watch.fired_step == state.last_step,
+            "fired_step is not the last accepted step",
+        ),
+        (
+            bool(detector.fired(watch.rule)) == (watch.fired_step is not None),
+            "the detector state and fired_step disagree on whether it fired",
+        ),
+    ]
+    for ok, problem in facts:
+        if not ok:
+            raise _bad(f"job {key!r}: {problem}")

@@ -27,7 +27,15 @@ from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import DeclineDetector, Detector, Watch, observe, start_watch
 from evalstop.core.model import JobKind
 from evalstop.live.codec import FORMAT, decode, encode
-from evalstop.live.state import JobKey, JobState, Mode, check_key, check_score, check_step
+from evalstop.live.state import (
+    JobKey,
+    JobState,
+    Mode,
+    check_extras,
+    check_key,
+    check_score,
+    check_step,
+)
 
 __all__ = [
     "FORMAT",
@@ -213,6 +221,18 @@ class Monitor:
             step = check_step(step)
         if type(score) is not float:
             score = check_score(score)
+        if not (
+            type(loss) is float
+            and proxy_reward is None
+            and type(estimated_progress) is float
+            and 0.0 <= estimated_progress < math.inf
+            and type(kind) is JobKind
+            and type(time) is int
+            and time >= 0
+        ):
+            loss, proxy_reward, estimated_progress, kind, time = check_extras(
+                loss, proxy_reward, estimated_progress, kind, time
+            )
         job = self._jobs.get(key)
         if job is None:
             watch = start_watch(self._detector)
@@ -313,8 +333,8 @@ class Monitor:
         """Rebuild a monitor saved by :meth:`to_json` (see :meth:`from_dict`)."""
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"not a saved evalstop monitor: {error}") from None
+        except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge integers
+            raise ValueError(f"not a saved evalstop monitor: {error}"[:300]) from None
         if not isinstance(data, dict):
             raise ValueError("not a saved evalstop monitor: expected a JSON object")
         return cls.from_dict(data, detector)

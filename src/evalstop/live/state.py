@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, TypeAlias
 
 import attrs
 
 from evalstop.core.detectors import Watch
+from evalstop.core.model import JobKind
 
-__all__ = ["JobKey", "JobState", "Mode", "check_key", "check_score", "check_step"]
+__all__ = [
+    "JobKey",
+    "JobState",
+    "Mode",
+    "check_extras",
+    "check_key",
+    "check_score",
+    "check_step",
+]
 
 JobKey: TypeAlias = str | int
 """A job's key in the monitor: a string or an integer (``1`` and ``"1"`` are different jobs)."""
@@ -37,19 +47,44 @@ class JobState:
 
 def check_key(job_id: object) -> JobKey:
     if isinstance(job_id, bool) or not isinstance(job_id, str | int):
-        raise TypeError(f"job_id must be a str or an int, got {job_id!r}")
+        raise TypeError(f"job_id must be a str or an int, got {type(job_id).__name__}")
     return job_id
 
 
 def check_step(step: object) -> int:
     if isinstance(step, bool) or not isinstance(step, int):
-        raise TypeError(f"step must be an int, got {step!r}")
+        raise TypeError(f"step must be an int, got {type(step).__name__}")
     if step < 0:
         raise ValueError(f"step must be >= 0, got {step}")
     return step
 
 
-def check_score(score: object) -> float:
+def check_score(score: object, name: str = "score") -> float:
+    """A real number as a float (NaN and infinities kept); an int too big for a float is a
+    ValueError, never an OverflowError."""
     if isinstance(score, bool) or not isinstance(score, int | float):
-        raise TypeError(f"score must be a float, got {score!r}")
-    return float(score)
+        raise TypeError(f"{name} must be a float, got {type(score).__name__}")
+    try:
+        return float(score)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a float") from None
+
+
+def check_extras(
+    loss: object, proxy_reward: object, estimated_progress: object, kind: object, time: object
+) -> tuple[float, float | None, float, JobKind, int]:
+    """The keyword arguments of ``Monitor.observe`` checked (spec ``MON-14``): ``loss`` and
+    ``proxy_reward`` real numbers (``proxy_reward`` may be None), ``estimated_progress`` a
+    finite number >= 0, ``kind`` a :class:`JobKind`, ``time`` an int >= 0."""
+    loss = check_score(loss, "loss")
+    proxy = None if proxy_reward is None else check_score(proxy_reward, "proxy_reward")
+    progress = check_score(estimated_progress, "estimated_progress")
+    if not (math.isfinite(progress) and progress >= 0):
+        raise ValueError(f"estimated_progress must be finite and >= 0, got {progress}")
+    if not isinstance(kind, JobKind):
+        raise TypeError(f"kind must be a JobKind, got {kind!r}"[:200])
+    if isinstance(time, bool) or not isinstance(time, int):
+        raise TypeError(f"time must be an int, got {type(time).__name__}")
+    if time < 0:
+        raise ValueError(f"time must be >= 0, got {time}")
+    return loss, proxy, progress, kind, time
