@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 from evalstop.cli.errors import CliError
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.experiments.tables import format_table
+from evalstop.traces.tensorboard import tensorboard_runs
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
 from evalstop.traces.replay import ReplayResult, replay
 
@@ -98,6 +100,19 @@ def _read(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
         raise CliError(str(error)) from None
 
 
+def _expand(paths: list[str], fmt: str | None) -> list[str]:
+    """Each PATH, a TensorBoard log directory replaced by its runs (spec ``RPL-1``)."""
+    expanded: list[str] = []
+    for path in paths:
+        folder = Path(path)
+        runs = tensorboard_runs(folder) if fmt in (None, TraceFormat.TENSORBOARD) else []
+        if folder.is_dir() and runs and runs != [folder]:
+            expanded.extend(str(run) for run in runs)
+        else:
+            expanded.append(path)
+    return expanded
+
+
 def _number(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.6g}"
 
@@ -135,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             _read(args, path, args.metric),
             None if args.loss_metric is None else _read(args, path, args.loss_metric),
         )
-        for path in args.paths
+        for path in _expand(args.paths, args.format)
     ]
     results = [replay(trace, detector, args.mode, loss) for trace, loss in traces]
     if args.json:

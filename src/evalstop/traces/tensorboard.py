@@ -26,7 +26,7 @@ from evalstop.traces.errors import (
 from evalstop.traces.model import Trace, TraceFormat
 from evalstop.traces.parse import Options, Record, build_trace, choose_metric
 
-__all__ = ["INSTALL_HINT", "is_event_file", "read_tensorboard"]
+__all__ = ["INSTALL_HINT", "is_event_file", "read_tensorboard", "tensorboard_runs"]
 
 INSTALL_HINT = "pip install 'evalstop[tensorboard]' (or: pip install tensorboard)"
 
@@ -34,6 +34,22 @@ INSTALL_HINT = "pip install 'evalstop[tensorboard]' (or: pip install tensorboard
 def is_event_file(path: Path) -> bool:
     """TensorBoard names its files ``events.out.tfevents.<time>.<host>...``."""
     return "tfevents" in path.name
+
+
+def _has_events(folder: Path) -> bool:
+    return any(is_event_file(p) and p.is_file() for p in folder.iterdir())
+
+
+def tensorboard_runs(path: Path) -> list[Path]:
+    """The runs of a TensorBoard log directory (spec ``TRC-11``).
+
+    ``[path]`` when ``path`` is a file or holds event files itself; else, as TensorBoard does,
+    every folder below it (at any depth) that holds event files, in path order; ``[]`` when
+    there is none.
+    """
+    if not path.is_dir() or _has_events(path):
+        return [path]
+    return sorted(folder for folder in path.rglob("*") if folder.is_dir() and _has_events(folder))
 
 
 def _modules(label: str) -> tuple[ModuleType, ModuleType]:
@@ -79,8 +95,12 @@ def read_tensorboard(path: Path, label: str, options: Options) -> Trace:
         raise TraceOptionError(label, "where and step_column do not apply to TensorBoard files")
     if not path.exists():
         raise UnreadableTraceError(label, "cannot read: No such file or directory")
-    if path.is_dir() and not any(is_event_file(p) for p in path.iterdir()):
-        raise EmptyTraceError(label, "no TensorBoard event files (events.out.tfevents.*) here")
+    if path.is_dir() and not _has_events(path):
+        runs = tensorboard_runs(path)
+        hint = f"; it is a log directory of {len(runs)} runs: read each one" if runs else ""
+        raise EmptyTraceError(
+            label, f"no TensorBoard event files (events.out.tfevents.*) here{hint}"
+        )
     module, tensor_util = _modules(label)
     guidance = {module.SCALARS: 0, module.TENSORS: 0}
     accumulator = module.EventAccumulator(str(path), size_guidance=guidance)
