@@ -17,9 +17,9 @@ from typing import Any
 from evalstop.cli.errors import CliError
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.experiments.tables import format_table
-from evalstop.traces.tensorboard import tensorboard_runs
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
 from evalstop.traces.replay import ReplayResult, replay
+from evalstop.traces.tensorboard import tensorboard_runs
 
 __all__ = ["add_arguments", "parse_where", "render", "run"]
 
