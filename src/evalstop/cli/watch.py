@@ -21,14 +21,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, get_args
 
 from evalstop.cli.errors import CliError
-from evalstop.live.monitor import Monitor
+from evalstop.core.detectors import Detector
+from evalstop.core.registry import DETECTOR_NAMES, make_detector
+from evalstop.live.monitor import Mode, Monitor
 from evalstop.live.store import StateError, StateStore
 from evalstop.live.watch import Run, Watcher, watch
 from evalstop.traces.follow import discover_runs
-from evalstop.traces.replay import DETECTOR_NAMES, make_detector
 
 __all__ = ["MARKER", "add_arguments", "run"]
 
@@ -46,20 +47,22 @@ _FIELDS = (
     "best_value",
     "evals",
 )
-_LIVE_DETECTORS = tuple(name for name in DETECTOR_NAMES if name != "stopat")
+# stopat needs a run's length, which a live run does not know.
+_LIVE_DETECTORS = tuple(name for name in DETECTOR_NAMES if not name.startswith("stopat"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs to follow")
     parser.add_argument("--metric", metavar="KEY", required=True, help="the eval metric")
-    parser.add_argument("--k", type=int, default=2, help="declines that trigger evalstop (2)")
-    parser.add_argument("--mode", choices=("max", "min"), default="max", help="as for replay")
+    parser.add_argument("--k", type=int, help="declines that trigger evalstop")
+    parser.add_argument(
+        "--mode", choices=get_args(Mode), help="as for replay (default: the monitor's)"
+    )
     parser.add_argument(
         "--detector",
         choices=_LIVE_DETECTORS,
-        default="evalstop",
-        help="evalstop (k declines, default), lossplateau or never; stopat needs a run's "
-        "length, which a live run does not know",
+        help="the stop rule (default: the monitor's); stopat needs a run's length, which a "
+        "live run does not know",
     )
     parser.add_argument("--step-column", metavar="NAME", help="step column or key (CSV, JSONL)")
     parser.add_argument("--mlflow", metavar="URI", help="also follow the runs of this tracking URI")
@@ -102,7 +105,10 @@ def _deliverer(
             except OSError as error:
                 _report(f"{body['path']}: cannot write {MARKER} ({error.strerror})")
         elif mark is not None:
-            mark(body)
+            try:
+                mark(body)
+            except Exception as error:  # the tracking server's own errors
+                _report(f"{body['run']}: cannot tag the run ({error})")
         print(json.dumps(body, allow_nan=False), flush=True)
         if args.on_stop:
             command = _substitute(args.on_stop, body)
@@ -118,7 +124,7 @@ def _report(message: str) -> None:
 
 
 def _check(args: argparse.Namespace) -> list[Path]:
-    if args.k < 1:
+    if args.k is not None and args.k < 1:
         raise CliError(f"--k must be >= 1, got {args.k}")
     if not args.interval > 0:
         raise CliError(f"--interval must be > 0, got {args.interval}")
@@ -135,10 +141,21 @@ def _check(args: argparse.Namespace) -> list[Path]:
     return roots
 
 
+def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
+    """The monitor factory: the options given, the monitor's own defaults for the others."""
+    detector: Detector[Any] | None = None
+    if args.detector is not None or args.k is not None:
+        name = "evalstop" if args.detector is None else args.detector
+        detector = make_detector(name, **({} if args.k is None else {"k": args.k}))
+    options: dict[str, Any] = {} if args.mode is None else {"mode": args.mode}
+    return lambda: Monitor(detector, **options)
+
+
 def run(args: argparse.Namespace) -> int:
     roots = _check(args)
-    detector = make_detector(args.detector, k=args.k)
-    settings = {"metric": args.metric, "mode": args.mode, "detector": detector.name}
+    new_monitor = _new_monitor(args)
+    template = new_monitor()
+    settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
     mlflow = None
     if args.mlflow is not None:
         from evalstop.adapters.mlflow import MlflowRuns
@@ -174,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         watcher = Watcher(
             store,
             args.metric,
-            lambda: Monitor(detector, args.mode),
+            new_monitor,
             _deliverer(args, None if mlflow is None else mlflow.mark),
             _report,
         )
