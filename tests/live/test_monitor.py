@@ -107,7 +107,9 @@ def test_bad_arguments_raise_before_any_change_mon_1(
 
 def test_numpy_scalars_are_accepted_mon_1() -> None:
     """MON-1: numpy integer steps and numpy float or integer scores are plain numbers."""
-    monitor, plain = Monitor(), Monitor()
+    # Any: the signature says int and float; numpy scalars are accepted at run time.
+    monitor: Any = Monitor()
+    plain = Monitor()
     for step, score in [(10, 0.5), (20, 0.7), (30, 0.6), (40, 0.4)]:
         got = monitor.observe("a", np.int64(step), np.float32(score))
         want = plain.observe("a", step, float(np.float32(score)))
