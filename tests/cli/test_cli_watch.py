@@ -86,6 +86,20 @@ def _watch(root: Path, state: Path, out: Path, marker_dir: Path) -> subprocess.P
         return subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE)
 
 
+def _wait_for_lock(lock: Path, pid: int) -> None:
+    """Until process ``pid`` holds the state file's lock, so its SIGTERM handler is in place
+    (read from /proc/locks: probing the lock would race with the watcher taking it)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if lock.exists():
+            inode = f":{lock.stat().st_ino} "
+            held = Path("/proc/locks").read_text().splitlines()
+            if any(f" {pid} " in line and inode in line for line in held):
+                return
+        time.sleep(0.05)
+    raise AssertionError("the watcher never took the state file's lock")
+
+
 def _replay(path: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "evalstop", "replay", str(path), "--metric", "score", "--json"],
@@ -130,6 +144,7 @@ def test_killed_twice_decides_as_one_replay_wch_3(tmp_path: Path) -> None:
     while len(out.read_text().splitlines()) < len(expected) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.3)  # a few more polls: nothing more may be printed
+    _wait_for_lock(Path(f"{state}.lock"), watcher.pid)
     watcher.send_signal(signal.SIGTERM)
     _, errors = watcher.communicate(timeout=30)
     assert watcher.returncode == 0, errors

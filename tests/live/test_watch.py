@@ -63,6 +63,10 @@ def run(name: str, *sources: ListSource) -> Run:
     return Run(name, name, None, tuple(sources))
 
 
+def trace(points: Sequence[Point]) -> Trace:
+    return Trace("a", "score", TraceFormat.JSONL, [s for s, _ in points], [v for _, v in points])
+
+
 PEAK = [(10, 0.1), (20, 0.5), (30, 0.4), (40, 0.6), (50, 0.55), (60, 0.5), (70, 0.7)]
 
 
@@ -74,7 +78,7 @@ def test_decides_as_replay_and_once_wch_2(tmp_path: Path) -> None:
     watcher = make_watcher(with_store, effects)
     assert watcher.poll([run("a", source)]) == 1
     assert watcher.poll([run("a", source)]) == 0
-    expected = replay(Trace("a", "score", TraceFormat.JSONL, *zip(*PEAK, strict=True)))
+    expected = replay(trace(PEAK))
     (body,) = effects.delivered
     assert (body["stop_step"], body["best_step"], body["best_value"]) == (
         expected.stop_step,
@@ -107,7 +111,7 @@ def test_any_split_into_polls_and_restarts_decides_as_replay_wch_2(
 ) -> None:
     """WCH-2, WCH-3: however the points arrive and the watcher restarts, replay's decision."""
     points = [(10 * (i + 1), v) for i, v in enumerate(values)]
-    expected = replay(Trace("a", "score", TraceFormat.JSONL, *zip(*points, strict=True)))
+    expected = replay(trace(points))
     source = ListSource("a")
     effects = Effects()
     with tempfile.TemporaryDirectory() as folder:

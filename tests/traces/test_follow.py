@@ -58,7 +58,7 @@ def test_csv_keeps_its_header_wch_1(tmp_path: Path) -> None:
         ("[1, 2]\n", "not a JSON object"),
         ("{oops\n", "not JSON"),
         ('{"step": 1, "score": "high"}\n', "not a number"),
-        ('{"step": -1, "score": 0.5}\n', "non-negative"),
+        ('{"step": -1, "score": 0.5}\n', "not an integer"),
         ('{"score": 0.5}\n', "no step key"),
     ],
 )

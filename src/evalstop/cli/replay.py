@@ -38,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--detector",
         choices=DETECTOR_NAMES,
         default="evalstop",
-        help="evalstop (k declines), lossplateau (patience 3), never, or stopat (fixed "
-        "fraction of the run; replay knows each run's length) (default evalstop)",
+        help="evalstop (k declines), noise-aware (a drop beyond the run's own noise), "
+        "lossplateau (patience 3), never, or stopat (fixed fraction of the run; replay knows "
+        "each run's length) (default evalstop)",
     )
     parser.add_argument(
         "--fraction", type=float, default=0.65, help="progress at which stopat fires (0.65)"
@@ -105,8 +106,12 @@ def _expand(paths: list[str], fmt: str | None) -> list[str]:
     expanded: list[str] = []
     for path in paths:
         folder = Path(path)
-        runs = tensorboard_runs(folder) if fmt in (None, TraceFormat.TENSORBOARD) else []
-        if folder.is_dir() and runs and runs != [folder]:
+        try:
+            is_dir = folder.is_dir()
+        except OSError:  # e.g. a name too long: the reader reports it
+            is_dir = False
+        runs = tensorboard_runs(folder) if is_dir and fmt in (None, "tensorboard") else []
+        if runs and runs != [folder]:
             expanded.extend(str(run) for run in runs)
         else:
             expanded.append(path)

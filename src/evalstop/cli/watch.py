@@ -160,18 +160,23 @@ def run(args: argparse.Namespace) -> int:
     if args.mlflow is not None:
         from evalstop.adapters.mlflow import MlflowRuns
 
-        mlflow = MlflowRuns(args.mlflow, args.experiment, args.metric)
-    try:
-        store = StateStore(args.state, settings)
-    except StateError as error:
-        raise CliError(str(error)) from None
+        try:
+            mlflow = MlflowRuns(args.mlflow, args.experiment, args.metric)
+        except ImportError as error:
+            raise CliError(str(error)) from None
     stopping = False
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         stopping = True
 
+    # Before the state file is locked: a watcher that holds the lock handles SIGTERM.
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        store = StateStore(args.state, settings)
+    except StateError as error:
+        _restore(previous)
+        raise CliError(str(error)) from None
 
     reported: set[str] = set()
 
@@ -198,6 +203,10 @@ def run(args: argparse.Namespace) -> int:
         watch(watcher, discover, interval=args.interval, once=args.once, stopping=lambda: stopping)
     finally:
         store.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _restore(previous)
     return 0
+
+
+def _restore(previous: dict[signal.Signals, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
