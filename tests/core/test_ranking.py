@@ -30,7 +30,7 @@ def clusters(draw: st.DrawFn) -> ClusterView:
             gpus=gpus,
             submit_time=draw(st.integers(0, 5)),
             estimated_duration=draw(st.sampled_from([1, 10, 3_600, 20_000])),
-            planned_evals=5,
+            eval_interval=5,
             service=draw(st.sampled_from([0, 5, 3_000, 9_000])),
             running_since=draw(st.integers(0, now + 30)) if runs else None,
             first_loss=draw(LOSS),

@@ -12,8 +12,8 @@ Two machines: :class:`FifoMachine` (EvalStop over FIFO, no preemption) and
 also stop jobs on request, through :class:`StopOnRequest`. :class:`FastFifoMachine` and
 :class:`FastSrtfMachine` run the same histories through the fast engine (ENG-15).
 Clauses: ENG-1 to ENG-12 (see the rules and invariants below), ENG-13 (the engine may skip
-a decision only when consulting the policy would change nothing: the reference never skips), EVS-1, EVS-2, EVS-4, DET-2, DET-3,
-DET-4, POL-2, POL-3.
+a decision only when consulting the policy would change nothing: the reference never
+skips), EVS-1, EVS-2, EVS-4, DET-2, DET-3, DET-4, POL-2, POL-3.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ class Reference:
                 ref.best_step, ref.best_score = obs.step, score
             ref.fired = ref.fired or ref.declines >= self.k
         self.emit("checkpoint", job.job_id, index)
-        n = job.spec.planned_evals
+        n = job.checkpoints
         if index == n:
             ref.status = "finished"
             self.free += job.spec.gpus
@@ -276,7 +276,7 @@ class Reference:
         ref.epoch += 1
         ref.resumed_at = self.now + (self.overhead if ref.preemptions else 0)  # ENG-11
         time = ref.resumed_at + job.checkpoint_service(ref.next_index) - ref.banked
-        rank = 0 if ref.next_index == job.spec.planned_evals else 1
+        rank = 0 if ref.next_index == job.checkpoints else 1
         self.schedule(time, rank, job_id, ref.next_index, ref.epoch)
         self.emit("start", job_id)
 

@@ -48,7 +48,7 @@ class JobRecord:
         self.verdicts = verdicts
         self.next_index = 1
         self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
-        self.planned = job.spec.planned_evals
+        self.planned = job.checkpoints
         self.epoch = 0
         self.evals_done = 0
         self.service = 0
@@ -71,7 +71,7 @@ class JobRecord:
                 spec.gpus,
                 spec.submit_time,
                 spec.estimated_duration,
-                spec.planned_evals,
+                spec.eval_interval,
                 self.evals_done,
                 self.service,
                 self.since,

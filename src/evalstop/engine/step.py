@@ -48,7 +48,7 @@ def _queue_position(queued: Sequence[JobId], views: Mapping[JobId, ActiveJob], j
 
 
 def _checkpoint_event(time: int, job: Job, index: int, epoch: int) -> Event:
-    kind = EventKind.COMPLETION if index == job.spec.planned_evals else EventKind.CHECKPOINT
+    kind = EventKind.COMPLETION if index == job.checkpoints else EventKind.CHECKPOINT
     return Event(time, kind, job.job_id, index, epoch)
 
 
@@ -173,7 +173,7 @@ def _checkpoint(world: World, draft: _Draft, job: Job, index: int) -> None:
     draft.log.append(
         LogRecord(now, LogKind.CHECKPOINT, job_id, gpus=gpus, index=index, step=step_, score=score)
     )
-    if index == job.spec.planned_evals:
+    if index == job.checkpoints:
         draft.running.remove(job_id)
         draft.free = release(draft.free, gpus, draft.total)
         del draft.active[job_id]
