@@ -50,6 +50,7 @@ def clusters(draw: st.DrawFn) -> ClusterView:
 @settings(max_examples=max(400, settings().max_examples))
 @given(cluster=clusters(), name=st.sampled_from(sorted(BASE_POLICIES)))
 def test_pol6_ordered_state_decides_as_the_policy(cluster: ClusterView, name: str) -> None:
+    """POL-6: told the same jobs, a base policy's state decides what the policy decides."""
     policy: PriorityPolicy = BASE_POLICIES[name]
     state = policy.start_run(cluster.total_gpus)
     assert state is not None
@@ -62,6 +63,7 @@ def test_pol6_ordered_state_decides_as_the_policy(cluster: ClusterView, name: st
 
 
 def test_pol6_ended_forgets_a_job_twice_without_error() -> None:
+    """POL-6: ``ended`` twice for one job (the wrapper tells its base first) is harmless."""
     state = BASE_POLICIES["fifo"].start_run(4)
     assert state is not None
     view = JobView(1, JobKind.LORA, 2, 0, 10, 1)
@@ -72,5 +74,6 @@ def test_pol6_ended_forgets_a_job_twice_without_error() -> None:
 
 
 def test_pol6_user_priority_policy_is_not_incremental_by_default() -> None:
+    """POL-6: a user's PriorityPolicy makes no promise about its key, so it gets no state."""
     policy = PriorityPolicy("mine", lambda job, now: (now - job.submit_time, job.job_id))
     assert policy.start_run(4) is None
