@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -52,17 +53,19 @@ def check_key(job_id: object) -> JobKey:
 
 
 def check_step(step: object) -> int:
-    if isinstance(step, bool) or not isinstance(step, int):
+    # numbers.Integral admits numpy's integer scalars (registered with it), not bools.
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral):
         raise TypeError(f"step must be an int, got {type(step).__name__}")
     if step < 0:
         raise ValueError(f"step must be >= 0, got {step}")
-    return step
+    return int(step)
 
 
 def check_score(score: object, name: str = "score") -> float:
     """A real number as a float (NaN and infinities kept); an int too big for a float is a
     ValueError, never an OverflowError."""
-    if isinstance(score, bool) or not isinstance(score, int | float):
+    # numbers.Real admits numpy's float and integer scalars (numpy.bool_ is not one).
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
         raise TypeError(f"{name} must be a float, got {type(score).__name__}")
     try:
         return float(score)
@@ -83,8 +86,8 @@ def check_extras(
         raise ValueError(f"estimated_progress must be finite and >= 0, got {progress}")
     if not isinstance(kind, JobKind):
         raise TypeError(f"kind must be a JobKind, got {kind!r}"[:200])
-    if isinstance(time, bool) or not isinstance(time, int):
+    if isinstance(time, bool) or not isinstance(time, numbers.Integral):
         raise TypeError(f"time must be an int, got {type(time).__name__}")
     if time < 0:
         raise ValueError(f"time must be >= 0, got {time}")
-    return loss, proxy, progress, kind, time
+    return loss, proxy, progress, kind, int(time)
