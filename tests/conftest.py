@@ -6,6 +6,10 @@ examples. Both derandomise so that CI is reproducible.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -32,3 +36,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="write each docs example's output to its .out file instead of comparing",
     )
+
+
+STAND_INS = ("no stand-in", "the stand-in is not used", "mlflow")
+"""Skips the adapters session keeps: stand-in tests that only run without the real library,
+and mlflow, which no extra installs (tests/repo/test_skips.py lists every reason)."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """With ``EVALSTOP_FORBID_SKIPS`` set (the adapters session), a skip is a failure."""
+    outcome: Any = yield
+    report: pytest.TestReport = outcome.get_result()
+    if not (report.skipped and os.environ.get("EVALSTOP_FORBID_SKIPS")):
+        return
+    reason = str(report.longrepr)
+    if not any(allowed in reason for allowed in STAND_INS):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in a session that forbids skips: {reason}"

@@ -13,9 +13,15 @@ from hypothesis import strategies as st
 
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, StopAtProgress
 from evalstop.core.model import JobKind
+from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.monitor import Monitor
 
-DETECTORS: list[Detector[Any]] = [DeclineDetector(k=2), LossPlateau(), StopAtProgress(0.5)]
+DETECTORS: list[Detector[Any]] = [
+    DeclineDetector(k=2),
+    LossPlateau(),
+    StopAtProgress(0.5),
+    NoiseAwareDetector(warmup_evals=2),
+]
 BUDGET = max(50, settings().max_examples)
 
 json_leaf = st.one_of(

@@ -158,12 +158,16 @@ def _rule_to_plain(rule: object) -> object:
 
 
 def _field_value(kind: type, name: str, hint: object, value: object) -> object:
-    """A rule-state field checked against its annotation (int, float, optional float)."""
+    """A rule-state field checked against its annotation (bool, int, float, optional)."""
     optional = "None" in str(hint)
     if value is None:
         if optional:
             return None
         raise TypeError(f"{kind.__name__}.{name} must not be null")
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise TypeError(f"{kind.__name__}.{name} must be a bool, got {type(value).__name__}")
+        return value
     if "int" in str(hint) and "float" not in str(hint):
         return _int(value, f"{kind.__name__}.{name}")
     return _finite(value, f"{kind.__name__}.{name}")
