@@ -2,7 +2,8 @@
 
 For each size, a long CSV and a JSONL file of many runs is written, and one run of a fixed
 1,000 readings is read from it with ``where`` -- in a fresh process, so the peak resident
-memory (``ru_maxrss``) is the reader's alone. Linear time shows as a flat MB/s column; memory
+memory (``ru_maxrss``) is the reader's alone. Linear time shows as a flat MB per CPU-second
+column (CPU time: wall time on a shared machine also measures the neighbours); memory
 that follows the curve kept, not the file, shows as a flat peak-memory column. A last row reads
 a file whose every row is the curve, to show memory per reading kept.
 
@@ -24,12 +25,12 @@ TARGET_ROWS = 1_000
 READ = """
 import resource, sys, time
 from evalstop.traces import read_trace
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 where = None if sys.argv[3] == "-" else {"run": sys.argv[3]}
 trace = read_trace(sys.argv[1], sys.argv[2], where=where)
-elapsed = time.perf_counter() - start
+elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(len(trace), elapsed, peak)
+print(len(trace), elapsed, cpu, peak)
 """
 
 
@@ -64,15 +65,15 @@ def write_file(path: Path, size: int, kind: str, every_row: bool) -> int:
     return rows
 
 
-def measure(path: Path, where: str) -> tuple[int, float, int]:
+def measure(path: Path, where: str) -> tuple[int, float, float, int]:
     proc = subprocess.run(
         [sys.executable, "-c", READ, str(path), "acc", where],
         capture_output=True,
         text=True,
         check=True,
     )
-    kept, elapsed, peak_kib = proc.stdout.split()
-    return int(kept), float(elapsed), int(peak_kib)
+    kept, elapsed, cpu, peak_kib = proc.stdout.split()
+    return int(kept), float(elapsed), float(cpu), int(peak_kib)
 
 
 def main() -> None:
@@ -82,7 +83,10 @@ def main() -> None:
     parser.add_argument("--every-row-size", type=int, default=200, help="MiB; 0 to skip")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    header = f"{'file':>6} {'MiB':>6} {'rows':>11} {'kept':>8} {'s':>7} {'MB/s':>6} {'peak MiB':>9}"
+    header = (
+        f"{'file':>6} {'MiB':>6} {'rows':>11} {'kept':>8} {'wall s':>7} {'cpu s':>7} "
+        f"{'MB/cpu-s':>8} {'peak MiB':>9}"
+    )
     print(header)
     cases = [(int(s), kind, False) for s in args.sizes.split(",") for kind in ("csv", "jsonl")]
     if args.every_row_size:
@@ -90,12 +94,12 @@ def main() -> None:
     for mib, kind, every_row in cases:
         path = args.dir / f"bench-{mib}.{kind}"
         rows = write_file(path, mib * 2**20, kind, every_row)
-        kept, elapsed, peak = measure(path, "-" if every_row else "target")
+        kept, elapsed, cpu, peak = measure(path, "-" if every_row else "target")
         size = path.stat().st_size
         label = f"{kind}{'*' if every_row else ''}"
         print(
-            f"{label:>6} {size / 2**20:6.0f} {rows:11,} {kept:8,} {elapsed:7.1f} "
-            f"{size / 1e6 / elapsed:6.1f} {peak / 1024:9.0f}",
+            f"{label:>6} {size / 2**20:6.0f} {rows:11,} {kept:8,} {elapsed:7.1f} {cpu:7.1f} "
+            f"{size / 1e6 / cpu:8.1f} {peak / 1024:9.0f}",
             flush=True,
         )
         path.unlink()

@@ -172,3 +172,10 @@ def test_eng2_precedes_contract(a: tuple[int, int, int], b: tuple[int, int, int]
     """ENG-2: of two distinct keys exactly one precedes the other; earlier time first."""
     if not check(precedes, a=a, b=b):
         assert a == b
+
+
+def test_unconfirmed_contracts_are_labelled_arc_4() -> None:
+    """ARC-4: first_fit's post-conditions, which CrossHair cannot confirm, say so."""
+    doc = cluster.first_fit.__doc__ or ""
+    assert "Tested only" in doc and "ARC-4" in doc
+    assert doc.count("post:") == 3
