@@ -133,6 +133,19 @@ MonitorVerdict: TypeAlias = Continue | Stop
 """The verdict for one observation."""
 
 
+def _ordinary(loss: object, proxy: object, progress: object, kind: object, time: object) -> bool:
+    """Exact-type fast path of ``observe``'s keywords; anything else goes to check_extras."""
+    return (
+        type(loss) is float
+        and proxy is None
+        and type(progress) is float
+        and 0.0 <= progress < math.inf
+        and type(kind) is JobKind
+        and type(time) is int
+        and time >= 0
+    )
+
+
 class _Job:
     """The mutable record behind a :class:`JobState` (updated in place: one allocation less
     per observation on the hot path)."""
@@ -221,18 +234,9 @@ class Monitor:
             step = check_step(step)
         if type(score) is not float:
             score = check_score(score)
-        if not (
-            type(loss) is float
-            and proxy_reward is None
-            and type(estimated_progress) is float
-            and 0.0 <= estimated_progress < math.inf
-            and type(kind) is JobKind
-            and type(time) is int
-            and time >= 0
-        ):
-            loss, proxy_reward, estimated_progress, kind, time = check_extras(
-                loss, proxy_reward, estimated_progress, kind, time
-            )
+        if not _ordinary(loss, proxy_reward, estimated_progress, kind, time):
+            extras = check_extras(loss, proxy_reward, estimated_progress, kind, time)
+            loss, proxy_reward, estimated_progress, kind, time = extras
         job = self._jobs.get(key)
         if job is None:
             watch = start_watch(self._detector)
