@@ -10,7 +10,12 @@ from evalstop.core.model import JobKind
 from evalstop.sim.workload import DEFAULT_MIX, WorkloadConfig
 from evalstop.sim.worlds import PAPER, WORLDS
 
-__all__ = ["add_workload_arguments", "parse_mix", "workload_config"]
+__all__ = ["MAX_HORIZON", "add_workload_arguments", "parse_mix", "workload_config"]
+
+
+MAX_HORIZON = float(2**53)
+"""Longest expected arrival span, in seconds, a workload may have: event times are integers
+built from float sums, exact up to 2^53 (chosen from the clock's arithmetic, not from data)."""
 
 
 def parse_mix(text: str) -> dict[JobKind, float]:
@@ -31,8 +36,9 @@ def parse_mix(text: str) -> dict[JobKind, float]:
         if not (share >= 0 and math.isfinite(share)):
             raise CliError(f"--mix: share of {name} must be >= 0, got {value}")
         mix[kinds[name.strip().lower()]] = share
-    if sum(mix.values()) <= 0:
-        raise CliError("--mix: the shares must add up to more than 0")
+    total = sum(mix.values())
+    if not 0 < total < math.inf:
+        raise CliError("--mix: the shares must add up to a finite number above 0")
     return mix
 
 
@@ -121,7 +127,7 @@ def workload_config(args: argparse.Namespace) -> WorkloadConfig:
     for ok, message in checks:
         if not ok:
             raise CliError(message)
-    return WorkloadConfig(
+    config = WorkloadConfig(
         n_jobs=args.jobs,
         gpus=args.gpus,
         load=args.load,
@@ -132,3 +138,11 @@ def workload_config(args: argparse.Namespace) -> WorkloadConfig:
         world=args.world,
         evals_per_run=args.evals_per_run,
     )
+    horizon = config.n_jobs / config.jobs_per_second()
+    if not horizon <= MAX_HORIZON:
+        option = "--arrival-rate" if args.arrival_rate is not None else "--load"
+        raise CliError(
+            f"{option}: {config.n_jobs} jobs would arrive over about {horizon:.3g} s, past the "
+            f"simulator's {MAX_HORIZON:.3g} s clock; raise it"
+        )
+    return config
