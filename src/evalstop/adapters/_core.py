@@ -35,14 +35,17 @@ class BestCheckpoint:
 
 def _as_score(metric: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, SupportsFloat):
-        raise TypeError(f"metric {metric!r} must be a number, got {value!r}")
-    return float(value)
+        raise TypeError(f"metric {metric!r} must be a number, got {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:  # an int too large for a float (spec ADP-10)
+        raise ValueError(f"metric {metric!r} is too large for a float") from None
 
 
 def as_step(name: str, value: object) -> int:
     """``value`` as a non-negative step: an integer (numpy integers too), never a bool."""
     if isinstance(value, bool) or not isinstance(value, SupportsIndex):
-        raise TypeError(f"step {name!r} must be an int, got {value!r}")
+        raise TypeError(f"step {name!r} must be an int, got {type(value).__name__}")
     step = int(value)
     if step < 0:
         raise ValueError(f"step {name!r} must be >= 0, got {step}")
@@ -91,7 +94,7 @@ class MetricFeed:
         aliases: tuple[str, ...] = (),
     ) -> None:
         if not isinstance(metric, str) or not metric:
-            raise TypeError(f"metric must be a non-empty str, got {metric!r}")
+            raise TypeError(f"metric must be a non-empty str, got {type(metric).__name__}")
         if k is not None and detector is not None:
             raise ValueError("give k or detector, not both")
         if detector is None:
@@ -122,7 +125,7 @@ class MetricFeed:
         be this feed's detector (same name), else ``ValueError``.
         """
         if not isinstance(data, Mapping):
-            raise ValueError(f"not a saved evalstop monitor: {data!r}")
+            raise ValueError(f"not a saved evalstop monitor: got {type(data).__name__}")
         saved = data.get("detector")
         custom = isinstance(saved, Mapping) and saved.get("type") is None
         self._monitor = Monitor.from_dict(data, self._monitor.detector if custom else None)
