@@ -170,7 +170,7 @@ def job_view(
         submit_time=submit,
         estimated_duration=estimate,
         planned_evals=4,
-        **fields,
+        **({"tenant": "default", "name": None} | fields),
     )
 
 
