@@ -375,7 +375,7 @@ def test_bnd3_attribute_access_finds_no_hidden_field(
 def test_bnd3_the_walk_would_find_a_leak(
     captured: tuple[list[ClusterView], list[CheckpointView], list[Job]],
 ) -> None:
-    """BND-3 (control): the walk does find truth when a value does hold it."""
+    """BND-3: (control) the walk does find truth when a value does hold it."""
     views, _, jobs = captured
     with pytest.raises(AssertionError, match="Job"):
         assert_no_hidden((views[0], (1, jobs[0])), jobs)

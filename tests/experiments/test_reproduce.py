@@ -163,14 +163,14 @@ def test_rep4_without_matplotlib_one_line_says_how(
 def test_rep4_bad_options_are_cli_errors(
     args: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """REP-4/CLI-1: one line, exit 2."""
+    """REP-4, CLI-1: one line, exit 2."""
     assert main(["reproduce", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("evalstop: error:") and err.count("\n") == 1
 
 
 def test_rep4_out_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """REP-4/CLI-1: --out naming a file is refused before any work."""
+    """REP-4, CLI-1: --out naming a file is refused before any work."""
     target = tmp_path / "file.txt"
     target.write_text("x")
     assert main(["reproduce", "--out", str(target)]) == 2

@@ -50,14 +50,14 @@ def imported(tree: ast.AST) -> list[str]:
 
 
 def test_every_layer_is_known() -> None:
-    """Each subpackage is a layer of the map (a new package must be placed in it)."""
+    """ARC-1: each subpackage is a layer of the map (a new package must be placed in it)."""
     layers = {layer_of(path) for path in modules()} - {"<root>", "cli"}
     assert layers == set(ALLOWED)
 
 
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_imports_respect_the_layers(path: Path) -> None:
-    """A module imports only from the layers its own layer may use, and never a tool."""
+    """ARC-1: a module imports only from the layers its own layer may use, and never a tool."""
     layer = layer_of(path)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     bad: list[str] = []
@@ -76,7 +76,7 @@ def test_imports_respect_the_layers(path: Path) -> None:
 
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_no_module_imports_its_own_package_init(path: Path) -> None:
-    """``evalstop.cli.options`` must not import ``evalstop.cli``: that is an import loop."""
+    """ARC-1: ``evalstop.cli.options`` must not import ``evalstop.cli``: that is an import loop."""
     parts = path.relative_to(SRC).with_suffix("").parts
     if len(parts) < 2 or parts[-1] in ("__init__", "__main__"):
         return
@@ -86,6 +86,6 @@ def test_no_module_imports_its_own_package_init(path: Path) -> None:
 
 
 def test_the_checker_catches_a_violation(tmp_path: Path) -> None:
-    """The walk sees deferred imports: a core module importing the engine inside a function."""
+    """ARC-1: the walk sees deferred imports (a core module importing the engine in a function)."""
     tree = ast.parse("def f():\n    from evalstop.engine import step\n    return step\n")
     assert "evalstop.engine" in imported(tree)

@@ -72,7 +72,7 @@ def test_catalogue_covers_every_curve_of_the_copies() -> None:
 
 
 def test_report_on_real_curves_rpl_5() -> None:
-    """RPL-5 on real data: stops, kept checkpoints and regret of the default detectors."""
+    """RPL-5: on real data, the stops, kept checkpoints and regret of the default detectors."""
     report = build_report(REAL)
     by_name = {curve.source.name: curve for curve in report.curves}
     vanilla = by_name["PAR ppo_gemma2-2b_ultrafb: Vanilla"]

@@ -27,7 +27,7 @@ def run(jobs: list[Job]) -> dict[int, JobOutcome]:
 
 
 def test_dq1_dq2_confusion_counts_and_rates() -> None:
-    """DQ-1/DQ-2: one of each cell gives precision = recall = FPR = F1 = 0.5."""
+    """DQ-1, DQ-2: one of each cell gives precision = recall = FPR = F1 = 0.5."""
     jobs = [
         make_job(0, scores=PEAKED, hacking=True),
         make_job(1, scores=LATE, hacking=True, quality=(0.1, 0.2, 0.3, 0.5, 0.4)),

@@ -32,7 +32,10 @@ def two_jobs() -> list[Job]:
 
 
 def test_met1_to_met6_fifo_by_hand() -> None:
-    """MET-1..6 on FIFO, 1 GPU: A runs 0-50, B waits 5-50 then runs 50-70."""
+    """MET-1, MET-2, MET-3, MET-4, MET-5, MET-6: on FIFO, 1 GPU.
+
+    A runs 0-50, B waits 5-50 then runs 50-70.
+    """
     result = simulate(two_jobs(), fifo, Cluster(gpus=1))
     outcomes = job_outcomes(result)
     a, b = outcomes[0], outcomes[1]
@@ -54,7 +57,7 @@ def test_met1_to_met6_fifo_by_hand() -> None:
 
 
 def test_met5_met6_evalstop_saves_the_best_checkpoint() -> None:
-    """MET-5/6 with EvalStop(k=2): A stops at t=40 (2nd decline), saving step 20."""
+    """MET-5, MET-6: with EvalStop(k=2): A stops at t=40 (2nd decline), saving step 20."""
     result = simulate(two_jobs(), evalstop(fifo, DeclineDetector(2)), Cluster(gpus=1))
     outcomes = job_outcomes(result)
     a, b = outcomes[0], outcomes[1]
@@ -70,7 +73,7 @@ def test_met5_met6_evalstop_saves_the_best_checkpoint() -> None:
 
 
 def test_met7_service_discounts_the_preemption_overhead() -> None:
-    """MET-7/ENG-11: A (100 s) is preempted at 10 by B (20 s); A resumes at 30 (+30 s)."""
+    """MET-7, ENG-11: A (100 s) is preempted at 10 by B (20 s); A resumes at 30 (+30 s)."""
     a = make_job(0, submit=0, scores=(0.1, 0.2, 0.3, 0.4), duration=100)
     b = make_job(1, submit=10, scores=(0.1, 0.2), duration=20)
     result = simulate([a, b], srtf_est, Cluster(gpus=1, preemption_overhead=30))
@@ -90,7 +93,7 @@ def test_jct_stats_of_nothing_is_nan() -> None:
 @settings(max_examples=10)
 @given(st.integers(min_value=0, max_value=1000), st.sampled_from(["fifo", "srtf-est", "las"]))
 def test_met_bounds_on_random_workloads(seed: int, name: str) -> None:
-    """MET-1/4/7: JCT >= service, utilisation in [0, 1], finished progress = true duration."""
+    """MET-1, MET-4, MET-7: JCT >= service, utilisation in [0, 1], progress = true duration."""
     from evalstop.core.registry import make_policy
 
     workload = generate(WorkloadConfig(n_jobs=60, gpus=16), seed)
@@ -136,7 +139,7 @@ def test_met6_a_job_stopped_before_any_checkpoint_retains_nothing() -> None:
 
 
 def test_met4_stopping_a_queued_job_logs_no_gpus_held() -> None:
-    """MET-4/ENG-8: a queued job holds no GPUs, so its STOP record says 0 and adds no GPU-time."""
+    """MET-4, ENG-8: a queued job holds no GPUs, so its STOP record says 0 and adds no GPU-time."""
     result = simulate([make_job(0, submit=3, gpus=2)], StopOnArrival(), Cluster(gpus=2))
     stop = [record for record in result.log if record.reason]
     assert [(record.job_id, record.gpus) for record in stop] == [(0, 0)]

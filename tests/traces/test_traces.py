@@ -391,13 +391,13 @@ def test_tensorboard_simple_value_scalars_trc_11(tmp_path: Path) -> None:
 
 
 def test_tensorboard_empty_and_broken_trc_11(tmp_path: Path) -> None:
-    """TRC-11: a directory without event files is empty; garbage has no scalars."""
+    """TRC-11: a directory without event files is empty; garbage is not an event file."""
     pytest.importorskip("tensorboard")
     with pytest.raises(EmptyTraceError, match="no TensorBoard event files"):
         read_trace(tmp_path)
     junk = tmp_path / "events.out.tfevents.1.junk"
     junk.write_bytes(b"not an event file at all")
-    with pytest.raises(EmptyTraceError, match="no scalar summaries"):
+    with pytest.raises(MalformedTraceError, match="not a TensorBoard event file"):
         read_trace(junk)
     with pytest.raises(UnreadableTraceError):
         read_trace(tmp_path / "missing" / "events.out.tfevents.2", format="tensorboard")

@@ -9,29 +9,36 @@ placed one step after the highest numbered checkpoint (spec ``TRC-10``).
 
 from __future__ import annotations
 
-import json
-import re
+import string
 from pathlib import Path
 from typing import Any
 
 from evalstop.traces.errors import MalformedTraceError, TraceOptionError
 from evalstop.traces.model import Trace, TraceFormat
 from evalstop.traces.parse import (
+    MAX_STEP,
     Bad,
     Options,
-    Record,
+    Records,
     build_trace,
     choose_metric,
+    describe,
+    parse_step,
     parse_value,
-    read_text,
 )
+from evalstop.traces.source import load_json
 
 __all__ = ["FIRST_NAMES", "LAST_NAMES", "is_checkpoint_map", "read_checkpoints_json"]
 
 FIRST_NAMES = frozenset({"baseline", "base", "init", "initial"})
 LAST_NAMES = frozenset({"final", "last"})
-_NUMBER = re.compile(r"(\d+)$")
-_WORD = re.compile(r"([A-Za-z]+)$")
+_DIGITS = "0123456789"
+_LETTERS = string.ascii_letters
+
+
+def _tail(name: str, chars: str) -> str:
+    """The longest suffix of ``name`` made of ``chars`` (linear, unlike a ``$`` regex)."""
+    return name[len(name.rstrip(chars)) :]
 
 
 def is_checkpoint_map(data: object) -> bool:
@@ -45,18 +52,21 @@ def is_checkpoint_map(data: object) -> bool:
 
 def _steps(label: str, names: list[str]) -> list[int]:
     numbered: dict[str, int] = {}
-    for name in names:
-        match = _NUMBER.search(name)
-        if match is not None:
-            numbered[name] = int(match.group(1))
+    for index, name in enumerate(names, 1):
+        digits = _tail(name, _DIGITS)
+        if digits:
+            step = parse_step(digits, label, index, name, unit="entry")
+            assert step is not None  # digits are never blank
+            numbered[name] = step
     after = max(numbered.values(), default=0) + 1
+    if after > MAX_STEP:
+        raise MalformedTraceError(label, f"no step after {MAX_STEP} for a final checkpoint")
     steps: list[int] = []
     for name in names:
         if name in numbered:
             steps.append(numbered[name])
             continue
-        word = _WORD.search(name)
-        last_word = word.group(1).lower() if word is not None else ""
+        last_word = _tail(name, _LETTERS).lower()
         if last_word in FIRST_NAMES:
             steps.append(0)
         elif last_word in LAST_NAMES:
@@ -64,7 +74,7 @@ def _steps(label: str, names: list[str]) -> list[int]:
         else:
             raise MalformedTraceError(
                 label,
-                f"cannot tell the step of checkpoint {name!r}: its name should end in a "
+                f"cannot tell the step of checkpoint {describe(name)}: its name should end in a "
                 f"number, or in one of {', '.join(sorted(FIRST_NAMES | LAST_NAMES))}",
             )
     return steps
@@ -74,10 +84,7 @@ def read_checkpoints_json(path: Path, label: str, options: Options) -> Trace:
     """Read one metric of a checkpoint-map JSON file ("entry N" is the N-th checkpoint)."""
     if options.where or options.step_column is not None:
         raise TraceOptionError(label, "where and step_column do not apply to a checkpoint map")
-    try:
-        data: Any = json.loads(read_text(path, label))
-    except json.JSONDecodeError as error:
-        raise MalformedTraceError(label, f"line {error.lineno}: not JSON ({error.msg})") from None
+    data: Any = load_json(path, label)
     if not is_checkpoint_map(data):
         raise MalformedTraceError(
             label, "expected an object mapping checkpoint names to objects of metrics"
@@ -95,7 +102,7 @@ def read_checkpoints_json(path: Path, label: str, options: Options) -> Trace:
         metric = requested
     else:
         metric = choose_metric(label, requested, list(numeric))
-    records: list[Record] = []
+    records = Records()
     bad: Bad | None = None
     for index, (name, step) in enumerate(zip(names, _steps(label, names), strict=True), 1):
         value = parse_value(data[name].get(metric))
@@ -104,7 +111,7 @@ def read_checkpoints_json(path: Path, label: str, options: Options) -> Trace:
         if isinstance(value, Bad):
             bad = bad or Bad(index, value.text)
             continue
-        records.append((step, value, index))
+        records.append(step, value, index)
     return build_trace(
         label,
         TraceFormat.CHECKPOINTS_JSON,

@@ -8,16 +8,16 @@ name is sniffed: a whole-file JSON document, then JSON lines, then CSV.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
+from typing import Any
 
 from evalstop.traces.checkpoints import is_checkpoint_map
-from evalstop.traces.errors import MalformedTraceError, UnreadableTraceError
+from evalstop.traces.errors import MalformedTraceError
 from evalstop.traces.model import TraceFormat
-from evalstop.traces.parse import read_text
-from evalstop.traces.tensorboard import is_event_file
+from evalstop.traces.source import load_json, parse_json, read_prefix, text_lines
+from evalstop.traces.table import read_header
+from evalstop.traces.tensorboard import is_event_file, starts_like_event_file
 from evalstop.traces.trainer_state import is_trainer_state
 from evalstop.traces.wandb_csv import is_wandb_header
 
@@ -26,11 +26,7 @@ __all__ = ["detect_format"]
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
-def _json_format(label: str, text: str) -> TraceFormat:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise MalformedTraceError(label, f"line {error.lineno}: not JSON ({error.msg})") from None
+def _json_format(label: str, data: Any) -> TraceFormat:
     if is_trainer_state(data):
         return TraceFormat.TRAINER_STATE
     if is_checkpoint_map(data):
@@ -42,26 +38,33 @@ def _json_format(label: str, text: str) -> TraceFormat:
     )
 
 
-def _csv_format(text: str) -> TraceFormat:
-    for cells in csv.reader(io.StringIO(text, newline="")):
-        if not cells or not "".join(cells).strip() or cells[0].lstrip().startswith("#"):
-            continue
-        header = [cell.strip() for cell in cells]
-        return TraceFormat.WANDB_CSV if is_wandb_header(header) else TraceFormat.CSV
-    return TraceFormat.CSV
+def _csv_format(path: Path, label: str) -> TraceFormat:
+    header = read_header(path, label)
+    return TraceFormat.WANDB_CSV if is_wandb_header(header) else TraceFormat.CSV
 
 
-def _sniff(label: str, text: str) -> TraceFormat:
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            json.loads(text)
-        except json.JSONDecodeError:
-            return TraceFormat.JSONL
-        return _json_format(label, text)
+def _json_lines(path: Path, label: str) -> TraceFormat:
+    """JSONL when the first non-blank line is a JSON value and more lines follow."""
+    lines = (line for line in text_lines(path, label) if line.strip())
+    first = next(lines, "")
+    try:
+        json.loads(first)
+    except (ValueError, RecursionError):
+        return _json_format(label, load_json(path, label))
+    if next(lines, None) is not None:
+        return TraceFormat.JSONL
+    return _json_format(label, parse_json(label, first))
+
+
+def _sniff(path: Path, label: str) -> TraceFormat:
+    if starts_like_event_file(path):
+        return TraceFormat.TENSORBOARD
+    text = read_prefix(path, label)
+    if text.lstrip().startswith(("{", "[")):
+        return _json_lines(path, label)
     first = next((line for line in text.splitlines() if line.strip()), "")
     if "," in first:
-        return _csv_format(text)
+        return _csv_format(path, label)
     raise MalformedTraceError(
         label,
         "cannot tell the format from the name or content; choose one of "
@@ -74,14 +77,11 @@ def detect_format(path: Path, label: str | None = None) -> TraceFormat:
     label = str(path) if label is None else label
     if path.is_dir() or is_event_file(path):
         return TraceFormat.TENSORBOARD
-    if not path.exists():
-        raise UnreadableTraceError(label, "cannot read: No such file or directory")
     suffix = path.suffix.lower()
     if suffix in _JSONL_SUFFIXES:
         return TraceFormat.JSONL
-    text = read_text(path, label)
     if suffix == ".json":
-        return _json_format(label, text)
+        return _json_format(label, load_json(path, label))
     if suffix == ".csv":
-        return _csv_format(text)
-    return _sniff(label, text)
+        return _csv_format(path, label)
+    return _sniff(path, label)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from evalstop.core.errors import EvalStopError
 
 __all__ = [
+    "MAX_LISTED",
     "EmptyTraceError",
     "MalformedTraceError",
     "MetricNotFoundError",
@@ -19,7 +20,29 @@ __all__ = [
     "TraceError",
     "TraceOptionError",
     "UnreadableTraceError",
+    "listing",
 ]
+
+
+MAX_LISTED = 20
+"""Names an error message lists before it says how many more there are."""
+
+
+def listing(names: Iterable[str]) -> str:
+    """``a, b, c`` -- at most :data:`MAX_LISTED` names, then ``... (N more)``."""
+    items = list(names)
+    shown = ", ".join(items[:MAX_LISTED]) if items else "none"
+    more = len(items) - MAX_LISTED
+    return f"{shown}, ... ({more} more)" if more > 0 else shown
+
+
+def _one_line(text: str) -> str:
+    """Whitespace runs as one space; other unprintable characters (escapes, lone
+    surrogates) as Python escapes, so a message is one safe terminal line."""
+    text = " ".join(text.split())
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class TraceError(EvalStopError, ValueError):
@@ -32,8 +55,8 @@ class TraceError(EvalStopError, ValueError):
 
     def __init__(self, path: str, problem: str) -> None:
         self.path = path
-        self.problem = " ".join(problem.split())
-        super().__init__(f"{path}: {self.problem}")
+        self.problem = _one_line(problem)
+        super().__init__(f"{_one_line(path)}: {self.problem}")
 
 
 class UnreadableTraceError(TraceError):
@@ -57,8 +80,7 @@ class MetricNotFoundError(TraceError):
 
     def __init__(self, path: str, problem: str, available: Iterable[str]) -> None:
         self.available = tuple(sorted(available))
-        listing = ", ".join(self.available) if self.available else "none"
-        super().__init__(path, f"{problem}; available metrics: {listing}")
+        super().__init__(path, f"{problem}; available metrics: {listing(self.available)}")
 
 
 class NoNumericValuesError(TraceError):

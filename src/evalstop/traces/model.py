@@ -50,6 +50,8 @@ class Trace:
         steps: non-negative integer steps, strictly increasing.
         values: the metric at each step; NaN where the source recorded NaN (detectors skip
             those, spec ``DET-3``); at least one value is finite.
+        truncated: None for a complete file; for a TensorBoard log still being written, where
+            its incomplete last record was left out (spec ``TRC-14``).
     """
 
     path: str
@@ -57,6 +59,7 @@ class Trace:
     format: TraceFormat
     steps: tuple[int, ...] = attrs.field(converter=_int_tuple)
     values: tuple[float, ...] = attrs.field(converter=_float_tuple)
+    truncated: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if len(self.steps) != len(self.values):

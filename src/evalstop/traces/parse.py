@@ -8,32 +8,34 @@ from __future__ import annotations
 
 import itertools
 import math
+import reprlib
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
 import attrs
 
 from evalstop.traces.errors import (
-    EmptyTraceError,
     MalformedTraceError,
     MetricNotFoundError,
     NoNumericValuesError,
-    UnreadableTraceError,
+    listing,
 )
 from evalstop.traces.model import Order, Trace, TraceFormat
 
 __all__ = [
+    "MAX_STEP",
     "STEP_CANDIDATES",
     "Bad",
     "Options",
     "Record",
+    "Records",
     "build_trace",
     "check_where",
     "choose_metric",
     "choose_step_column",
+    "describe",
     "parse_step",
     "parse_value",
-    "read_text",
 ]
 
 STEP_CANDIDATES: tuple[str, ...] = ("step", "Step", "global_step", "_step")
@@ -41,6 +43,38 @@ STEP_CANDIDATES: tuple[str, ...] = ("step", "Step", "global_step", "_step")
 
 Record = tuple[int, float, int]
 """``(step, value, line)``: one numeric reading and the line (or entry) it came from."""
+
+MAX_STEP = 2**63 - 1
+"""Largest step accepted: TensorBoard's int64, and far past any training run (``TRC-6``)."""
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlevel = 2
+_SHORT.maxdict = _SHORT.maxlist = 4
+
+
+def describe(raw: object) -> str:
+    """A short, one-line ``repr`` of a cell for an error message (deep or huge values cut)."""
+    return _SHORT.repr(raw)
+
+
+class Records:
+    """Readings in file order, kept as three machine arrays (24 bytes a reading)."""
+
+    __slots__ = ("lines", "steps", "values")
+
+    def __init__(self) -> None:
+        self.steps = array("q")
+        self.values = array("d")
+        self.lines = array("q")
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def append(self, step: int, value: float, line: int) -> None:
+        self.steps.append(step)
+        self.values.append(value)
+        self.lines.append(line)
 
 
 @attrs.frozen(slots=True)
@@ -69,47 +103,38 @@ class Bad:
     text: str
 
 
-def read_text(path: Path, label: str) -> str:
-    """The file's text; Unreadable if it cannot be read as UTF-8, Empty if blank."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise UnreadableTraceError(label, "cannot read: not UTF-8 text") from None
-    except OSError as error:
-        raise UnreadableTraceError(label, f"cannot read: {error.strerror or error}") from None
-    if not text.strip():
-        raise EmptyTraceError(label, "the file is empty")
-    return text
-
-
 def parse_step(raw: object, label: str, line: int, column: str, unit: str = "line") -> int | None:
-    """An integer step, None for a missing one; Malformed for anything else (``TRC-6``)."""
+    """An integer step in ``[0, MAX_STEP]``, None for a missing one; Malformed otherwise."""
     if raw is None:
         return None
+    number: int | float = math.nan
     if isinstance(raw, str):
         text = raw.strip()
         if not text:
             return None
         try:
-            number: float = int(text)
+            number = int(text)
         except ValueError:
             try:
                 number = float(text)
             except ValueError:
                 number = math.nan
-    elif isinstance(raw, bool) or not isinstance(raw, int | float):
-        number = math.nan
-    else:
+    elif isinstance(raw, int | float) and not isinstance(raw, bool):
         number = raw
-    if not (math.isfinite(number) and number == int(number) and number >= 0):
+    if isinstance(number, float):
+        number = int(number) if math.isfinite(number) and number.is_integer() else -1
+    if not 0 <= number <= MAX_STEP:
         raise MalformedTraceError(
-            label, f"{unit} {line}: step {column!r} is {raw!r}, not a non-negative integer"
+            label,
+            f"{unit} {line}: step {column!r} is {describe(raw)}, not an integer "
+            f"from 0 to {MAX_STEP}",
         )
-    return int(number)
+    return number
 
 
 def parse_value(raw: object) -> float | Bad | None:
-    """A float (NaN and infinities included), None for an empty cell, or the bad text."""
+    """A float (NaN and infinities included, an integer too big for a float is +-inf), None
+    for an empty cell, or the bad text."""
     if raw is None:
         return None
     if isinstance(raw, str):
@@ -119,10 +144,13 @@ def parse_value(raw: object) -> float | Bad | None:
         try:
             return float(text)
         except ValueError:
-            return Bad(0, text)
+            return Bad(0, describe(text))
     if isinstance(raw, bool) or not isinstance(raw, int | float):
-        return Bad(0, repr(raw))
-    return float(raw)
+        return Bad(0, describe(raw))
+    try:
+        return float(raw)
+    except OverflowError:
+        return math.inf if raw > 0 else -math.inf
 
 
 def choose_step_column(label: str, requested: str | None, columns: Iterable[str]) -> str:
@@ -131,7 +159,7 @@ def choose_step_column(label: str, requested: str | None, columns: Iterable[str]
     if requested is not None:
         if requested not in present:
             raise MalformedTraceError(
-                label, f"no step column {requested!r}; columns: {', '.join(sorted(present))}"
+                label, f"no step column {requested!r}; columns: {listing(sorted(present))}"
             )
         return requested
     for candidate in STEP_CANDIDATES:
@@ -141,7 +169,7 @@ def choose_step_column(label: str, requested: str | None, columns: Iterable[str]
         label,
         f"no step column (tried {', '.join(STEP_CANDIDATES)}); "
         "name one with step_column (--step-column); "
-        f"columns: {', '.join(sorted(present))}",
+        f"columns: {listing(sorted(present))}",
     )
 
 
@@ -164,56 +192,68 @@ def check_where(label: str, where: Mapping[str, str], columns: Iterable[str]) ->
     for column in where:
         if column not in present:
             raise MalformedTraceError(
-                label, f"no column {column!r} to filter on; columns: {', '.join(sorted(present))}"
+                label, f"no column {column!r} to filter on; columns: {listing(sorted(present))}"
             )
 
 
-def _ordered(label: str, records: Sequence[Record], order: Order, unit: str) -> list[Record]:
+def _log_order(steps: array[int]) -> list[int]:
+    kept: list[int] = []
+    for index, step in enumerate(steps):
+        while kept and steps[kept[-1]] >= step:
+            kept.pop()
+        kept.append(index)
+    return kept
+
+
+def _ordered(label: str, records: Records, order: Order, unit: str) -> Sequence[int]:
+    """Indices of the records to keep, in trace order (linear when already in order)."""
+    steps = records.steps
     if order == "log":
-        kept: list[Record] = []
-        for record in records:
-            while kept and kept[-1][0] >= record[0]:
-                kept.pop()
-            kept.append(record)
-        return kept
-    ordered = sorted(records, key=lambda r: r[0])
-    for before, after in itertools.pairwise(ordered):
-        if before[0] == after[0]:
-            first, second = sorted((before[2], after[2]))
+        return _log_order(steps)
+    if all(steps[i] < steps[i + 1] for i in range(len(steps) - 1)):
+        return range(len(steps))
+    indices = sorted(range(len(steps)), key=steps.__getitem__)
+    for before, after in itertools.pairwise(indices):
+        if steps[before] == steps[after]:
+            first, second = sorted((records.lines[before], records.lines[after]))
             raise MalformedTraceError(
                 label,
-                f"step {after[0]} appears twice ({unit} {first} and {unit} {second}): select "
-                "one run with where (--where) or read the file as a restarted log with order "
-                "'log' (--order log)",
+                f"step {steps[after]} appears twice ({unit} {first} and {unit} {second}): "
+                "select one run with where (--where) or read the file as a restarted log with "
+                "order 'log' (--order log)",
             )
-    return ordered
+    return indices
 
 
 def build_trace(
     label: str,
     fmt: TraceFormat,
     metric: str,
-    records: Sequence[Record],
+    records: Records,
     *,
     bad: Bad | None,
     order: Order,
     unit: str = "line",
+    truncated: str | None = None,
 ) -> Trace:
     """Order the records and check the metric has numbers (``TRC-5``, ``TRC-6``)."""
     if not records:
-        example = f" ({unit} {bad.line}: {bad.text!r})" if bad is not None else ""
+        example = f" ({unit} {bad.line}: {bad.text})" if bad is not None else ""
         raise NoNumericValuesError(label, f"metric {metric!r} has no numeric values{example}")
     if bad is not None:
         raise MalformedTraceError(
-            label, f"{unit} {bad.line}: metric {metric!r} value {bad.text!r} is not a number"
+            label, f"{unit} {bad.line}: metric {metric!r} value {bad.text} is not a number"
         )
     kept = _ordered(label, records, order, unit)
-    if not any(math.isfinite(value) for _, value, _ in kept):
+    values = records.values
+    if not any(math.isfinite(values[i]) for i in kept):
         raise NoNumericValuesError(label, f"metric {metric!r} has no finite values")
+    steps = records.steps
     return Trace(
         path=label,
         metric=metric,
         format=fmt,
-        steps=[step for step, _, _ in kept],
-        values=[value for _, value, _ in kept],
+        steps=[steps[i] for i in kept],
+        values=[values[i] for i in kept],
+        truncated=truncated,
     )

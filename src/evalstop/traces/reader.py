@@ -11,6 +11,7 @@ from evalstop.traces.detect import detect_format
 from evalstop.traces.jsonl import read_jsonl
 from evalstop.traces.model import Order, Trace, TraceFormat
 from evalstop.traces.parse import Options
+from evalstop.traces.source import opened
 from evalstop.traces.table import read_csv
 from evalstop.traces.tensorboard import read_tensorboard
 from evalstop.traces.trainer_state import read_trainer_state
@@ -64,11 +65,13 @@ def read_trace(
         raise ValueError(f"order must be 'sort' or 'log', got {order!r}")
     label = os.fspath(path)
     file = Path(label)
-    fmt = detect_format(file, label) if format is None else _format(format)
+    forced = None if format is None else _format(format)
     options = Options(
         metric=metric,
         step_column=step_column,
         where=tuple((where or {}).items()),
         order=order,
     )
-    return READERS[fmt](file, label, options)
+    with opened(file, label) as source:
+        fmt = detect_format(source, label) if forced is None else forced
+        return READERS[fmt](source, label, options)

@@ -45,6 +45,8 @@ class ReplayResult:
         curve_best_value: that value.
         regret: how much worse the kept checkpoint is than the curve's best (>= 0), None
             when nothing is kept.
+        truncated: None, or where the trace's incomplete last record was left out (a
+            TensorBoard log still being written, spec ``TRC-14``).
     """
 
     path: str
@@ -61,6 +63,7 @@ class ReplayResult:
     curve_best_step: int
     curve_best_value: float
     regret: float | None
+    truncated: str | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The result as JSON-compatible values, keys in field order."""
@@ -120,4 +123,5 @@ def replay(
         curve_best_step=trace.steps[best_index],
         curve_best_value=curve_best,
         regret=None if best_value is None else abs(curve_best - best_value),
+        truncated=trace.truncated,
     )

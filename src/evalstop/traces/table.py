@@ -2,55 +2,74 @@
 
 Lines whose first cell starts with ``#`` are comments and blank lines are skipped, so a CSV
 with a provenance preamble reads as is. A long table holding several runs is read one run at a
-time with ``where`` (spec ``TRC-9``).
+time with ``where`` (spec ``TRC-9``). Rows are streamed: memory follows the curve kept, not
+the file (``TRC-13``).
 """
 
 from __future__ import annotations
 
+import collections
 import csv
-import io
+from collections.abc import Iterator
 from pathlib import Path
 
-from evalstop.traces.errors import EmptyTraceError, MalformedTraceError
+from evalstop.traces.errors import EmptyTraceError, MalformedTraceError, listing
 from evalstop.traces.model import Trace, TraceFormat
-from evalstop.traces.parse import Options, read_text
-from evalstop.traces.rows import Row, trace_from_rows
+from evalstop.traces.parse import Options
+from evalstop.traces.rows import Row, Table, trace_from_rows
+from evalstop.traces.source import text_lines
 
 __all__ = ["read_csv", "read_table"]
 
 
-def read_table(path: Path, label: str) -> tuple[list[str], list[Row]]:
-    """The header and the rows (with their line numbers) of a CSV file."""
-    text = read_text(path, label)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header: list[str] | None = None
-    rows: list[Row] = []
+def _skip(cells: list[str]) -> bool:
+    return not cells or not "".join(cells).strip() or cells[0].lstrip().startswith("#")
+
+
+def _records(path: Path, label: str) -> Iterator[tuple[int, list[str]]]:
+    reader = csv.reader(text_lines(path, label, csv=True))
     try:
         for cells in reader:
-            if not cells or not "".join(cells).strip() or cells[0].lstrip().startswith("#"):
-                continue
-            if header is None:
-                header = [cell.strip() for cell in cells]
-                duplicates = sorted({c for c in header if header.count(c) > 1})
-                if duplicates:
-                    raise MalformedTraceError(
-                        label, f"line {reader.line_num}: repeated columns {', '.join(duplicates)}"
-                    )
-                continue
-            if len(cells) != len(header):
-                raise MalformedTraceError(
-                    label,
-                    f"line {reader.line_num} has {len(cells)} fields, the header has {len(header)}",
-                )
-            rows.append((reader.line_num, dict(zip(header, cells, strict=True))))
+            if not _skip(cells):
+                yield reader.line_num, cells
     except csv.Error as error:
         raise MalformedTraceError(label, f"line {reader.line_num}: {error}") from None
-    if header is None:
-        raise EmptyTraceError(label, "no header row")
-    return header, rows
+
+
+def _header(label: str, line: int, cells: list[str]) -> list[str]:
+    header = [cell.strip() for cell in cells]
+    counts = collections.Counter(header)
+    duplicates = sorted(column for column, count in counts.items() if count > 1)
+    if duplicates:
+        raise MalformedTraceError(label, f"line {line}: repeated columns {listing(duplicates)}")
+    return header
+
+
+def read_header(path: Path, label: str) -> list[str]:
+    """The header row of a CSV file; EmptyTraceError when it has none."""
+    for line, cells in _records(path, label):
+        return _header(label, line, cells)
+    raise EmptyTraceError(label, "no header row")
+
+
+def read_table(path: Path, label: str) -> Table:
+    """The header and a re-readable stream of the rows (with their line numbers)."""
+    header = read_header(path, label)
+
+    def rows() -> Iterator[Row]:
+        records = _records(path, label)
+        next(records)  # the header
+        width = len(header)
+        for line, cells in records:
+            if len(cells) != width:
+                raise MalformedTraceError(
+                    label, f"line {line} has {len(cells)} fields, the header has {width}"
+                )
+            yield line, dict(zip(header, cells, strict=True))
+
+    return Table(columns=header, rows=rows)
 
 
 def read_csv(path: Path, label: str, options: Options) -> Trace:
     """Read one metric of a generic CSV file."""
-    header, rows = read_table(path, label)
-    return trace_from_rows(label, TraceFormat.CSV, header, rows, options)
+    return trace_from_rows(label, TraceFormat.CSV, read_table(path, label), options)

@@ -9,7 +9,6 @@ records are the entries that hold it; ``step`` and ``epoch`` are positions, not 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,13 @@ from evalstop.traces.model import Trace, TraceFormat
 from evalstop.traces.parse import (
     Bad,
     Options,
-    Record,
+    Records,
     build_trace,
     choose_metric,
     parse_step,
     parse_value,
-    read_text,
 )
+from evalstop.traces.source import load_json
 
 __all__ = ["POSITION_KEYS", "is_trainer_state", "read_trainer_state"]
 
@@ -50,10 +49,7 @@ def read_trainer_state(path: Path, label: str, options: Options) -> Trace:
     """Read one metric of a ``trainer_state.json`` (messages name the log_history index)."""
     if options.where or options.step_column is not None:
         raise TraceOptionError(label, "where and step_column do not apply to trainer_state.json")
-    try:
-        data = json.loads(read_text(path, label))
-    except json.JSONDecodeError as error:
-        raise MalformedTraceError(label, f"line {error.lineno}: not JSON ({error.msg})") from None
+    data = load_json(path, label)
     history = _history(label, data)
     keys: dict[str, None] = {}
     numeric: dict[str, None] = {}
@@ -68,7 +64,7 @@ def read_trainer_state(path: Path, label: str, options: Options) -> Trace:
     else:
         available = [k for k in numeric if k not in POSITION_KEYS]
         metric = choose_metric(label, requested, available)
-    records: list[Record] = []
+    records = Records()
     bad: Bad | None = None
     for index, entry in enumerate(history):
         value = parse_value(entry.get(metric))
@@ -79,7 +75,7 @@ def read_trainer_state(path: Path, label: str, options: Options) -> Trace:
             continue
         step = parse_step(entry.get("step"), label, index, "step", unit="log_history entry")
         if step is not None:
-            records.append((step, value, index))
+            records.append(step, value, index)
     return build_trace(
         label,
         TraceFormat.TRAINER_STATE,

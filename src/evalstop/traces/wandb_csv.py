@@ -50,9 +50,10 @@ def read_wandb_csv(path: Path, label: str, options: Options) -> Trace:
     """Read one run's metric from a W&B chart CSV export."""
     if options.where:
         raise TraceOptionError(label, "where does not apply to a W&B CSV (one column per run)")
-    header, rows = read_table(path, label)
+    table = read_table(path, label)
+    header = list(table.columns or ())
     step_column = choose_step_column(label, options.step_column, header)
     candidates = [c for c in header if c != step_column and not c.endswith(_BANDS)]
     metric = _resolve(label, options.metric, candidates)
     chosen = attrs.evolve(options, metric=metric, step_column=step_column)
-    return trace_from_rows(label, TraceFormat.WANDB_CSV, header, rows, chosen)
+    return trace_from_rows(label, TraceFormat.WANDB_CSV, table, chosen)

@@ -1,0 +1,185 @@
+"""File access for every reader: what may be opened, how text and JSON are loaded (``TRC-13``).
+
+Bad input never escapes as anything but a :class:`~evalstop.traces.errors.TraceError`:
+
+- special files (named pipes, devices, sockets) are refused before they are opened, so a pipe
+  with no writer or ``/dev/zero`` cannot hang a read; a path under ``/dev/fd/`` (what a shell's
+  ``<(...)`` passes), ``/proc/self/fd/`` or ``/dev/stdin`` is a stream, copied once to a
+  temporary file so that format detection and reading see the same bytes;
+- text is decoded as strict UTF-8 (a BOM is dropped) line by line, so memory follows the rows
+  a reader keeps, not the file;
+- a whole-document JSON file larger than :data:`MAX_JSON_BYTES` is refused, nesting deeper than
+  :data:`MAX_JSON_DEPTH` is malformed, and so is an integer too long to convert.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evalstop.traces.errors import EmptyTraceError, MalformedTraceError, UnreadableTraceError
+
+__all__ = [
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "STREAM_PREFIXES",
+    "load_json",
+    "opened",
+    "parse_json",
+    "read_prefix",
+    "text_lines",
+]
+
+MAX_JSON_BYTES = 256 * 2**20
+"""Largest whole-document JSON file read (trainer state, checkpoint map). Chosen from the
+machine, not from data: Python's ``json`` needs about ten times the file in memory, so 256 MiB
+stays under 3 GB. Line-based formats (CSV, JSONL) and TensorBoard have no such limit."""
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting accepted in a JSON value; every supported layout needs at most 3 levels."""
+
+STREAM_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
+"""Paths read as a stream (a shell's process substitution, an inherited descriptor)."""
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _oserror(label: str, error: OSError) -> UnreadableTraceError:
+    return UnreadableTraceError(label, f"cannot read: {error.strerror or error}")
+
+
+def _is_stream(label: str) -> bool:
+    return label.startswith(STREAM_PREFIXES)
+
+
+def _check_kind(path: Path, label: str) -> None:
+    try:
+        mode = path.stat().st_mode
+    except ValueError:
+        raise UnreadableTraceError(label, "cannot read: the path has a NUL byte") from None
+    except OSError as error:
+        raise _oserror(label, error) from None
+    for test, kind in _KINDS:
+        if test(mode):
+            raise UnreadableTraceError(
+                label,
+                f"is {kind}, not a file; give a regular file, a directory, or a stream "
+                f"under {STREAM_PREFIXES[0]}",
+            )
+
+
+@contextlib.contextmanager
+def opened(path: Path, label: str) -> Iterator[Path]:
+    """A regular file or directory holding the trace: ``path`` itself, or a stream's copy.
+
+    Raises UnreadableTraceError for a missing path, a special file or an I/O error.
+    """
+    if not _is_stream(label):
+        _check_kind(path, label)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="evalstop-stream-") as folder:
+        # Keep the stream's own name: format detection reads it (a ``*tfevents*`` name).
+        copy = Path(folder) / (path.name or "stream")
+        try:
+            with path.open("rb") as source, copy.open("wb") as target:
+                shutil.copyfileobj(source, target, 2**20)
+        except OSError as error:
+            raise _oserror(label, error) from None
+        yield copy
+
+
+def text_lines(path: Path, label: str, *, csv: bool = False) -> Iterator[str]:
+    """The file's lines, decoded as UTF-8 (BOM dropped), read lazily.
+
+    ``csv=True`` keeps line endings for the csv module. Raises UnreadableTraceError for an I/O
+    error or bytes that are not UTF-8 (naming the line), EmptyTraceError for a blank file.
+    """
+    number = 0
+    blank = True
+    try:
+        with path.open(encoding="utf-8-sig", newline="" if csv else None) as handle:
+            for number, line in enumerate(handle, start=1):  # noqa: B007
+                blank = blank and not line.strip()
+                yield line
+    except UnicodeDecodeError:
+        raise UnreadableTraceError(
+            label, f"cannot read: not UTF-8 text (near line {number + 1})"
+        ) from None
+    except OSError as error:
+        raise _oserror(label, error) from None
+    if blank:
+        raise EmptyTraceError(label, "the file is empty")
+
+
+def _depth_ok(value: object, limit: int) -> bool:
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def parse_json(label: str, text: str, where: str = "line 1") -> Any:
+    """One JSON value; MalformedTraceError for bad JSON, deep nesting or huge integers."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        place = f"line {error.lineno}" if where == "line 1" else where
+        raise MalformedTraceError(label, f"{place}: not JSON ({error.msg})") from None
+    except RecursionError:
+        raise MalformedTraceError(
+            label, f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        ) from None
+    except ValueError:  # an integer literal past Python's digit limit
+        raise MalformedTraceError(
+            label, f"{where}: a JSON number has more than {sys.get_int_max_str_digits()} digits"
+        ) from None
+    if not _depth_ok(value, MAX_JSON_DEPTH):
+        raise MalformedTraceError(
+            label, f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        )
+    return value
+
+
+def load_json(path: Path, label: str) -> Any:
+    """A whole-document JSON file, size-checked before it is read."""
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise _oserror(label, error) from None
+    if size > MAX_JSON_BYTES:
+        raise MalformedTraceError(
+            label,
+            f"a {size} byte JSON document is over the {MAX_JSON_BYTES} byte limit for "
+            "whole-document formats; write the log as JSONL or CSV instead",
+        )
+    text = "".join(text_lines(path, label))
+    return parse_json(label, text)
+
+
+def read_prefix(path: Path, label: str, size: int = 2**16) -> str:
+    """Up to ``size`` bytes of the file's start as text (format sniffing), bad bytes replaced."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(size)
+    except OSError as error:
+        raise _oserror(label, error) from None
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace").read()
