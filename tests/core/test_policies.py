@@ -68,7 +68,7 @@ def ref_first_fit(jobs: Sequence[JobView], free: int) -> list[JobView]:
 
 
 def ref_fair_share(jobs: Sequence[JobView]) -> list[JobView]:
-    """FSH-1 as a greedy: take the next job (submit order) of the tenant given least so far."""
+    """The FSH-1 order as a greedy: the next job (submit order) of the tenant given least."""
     pending: dict[str, list[JobView]] = {}
     for job in sorted(jobs, key=lambda j: (j.submit_time, j.job_id)):
         pending.setdefault(job.tenant, []).append(job)
