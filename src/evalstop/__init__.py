@@ -38,6 +38,7 @@ from evalstop.core.model import JobKind as JobKind
 from evalstop.core.model import JobSpec as JobSpec
 from evalstop.core.model import JobTruth as JobTruth
 from evalstop.core.model import Observation as Observation
+from evalstop.core.noise_aware import NoiseAwareDetector as NoiseAwareDetector
 from evalstop.core.policies import PriorityPolicy as PriorityPolicy
 from evalstop.core.policies import fifo as fifo
 from evalstop.core.policies import las as las
@@ -110,6 +111,7 @@ __all__ = [
     "LossPlateau",
     "Monitor",
     "Never",
+    "NoiseAwareDetector",
     "Observation",
     "Policy",
     "PriorityPolicy",

@@ -36,8 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--detector",
         choices=DETECTOR_NAMES,
         default="evalstop",
-        help="evalstop (k declines), lossplateau (patience 3), never, or stopat (fixed "
-        "fraction of the run; replay knows each run's length) (default evalstop)",
+        help="evalstop (k declines), noise-aware (a drop beyond the run's own noise), "
+        "lossplateau (patience 3), never, or stopat (fixed fraction of the run; replay knows "
+        "each run's length) (default evalstop)",
     )
     parser.add_argument(
         "--fraction", type=float, default=0.65, help="progress at which stopat fires (0.65)"

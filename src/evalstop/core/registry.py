@@ -2,7 +2,8 @@
 
 One grammar everywhere (simulator, CLI, replay, monitor state; spec ``SYS-1``):
 
-- a **detector** is ``evalstop`` (k consecutive declines), ``lossplateau``, ``never``, or
+- a **detector** is ``evalstop`` (k consecutive declines), ``noise-aware`` (a drop of the
+  smoothed score beyond the run's own noise), ``lossplateau``, ``never``, or
   ``stopat`` / ``stopat-<fraction>`` (e.g. ``stopat-0.65``; bare ``stopat`` takes the
   ``fraction`` argument);
 - a **system** is a base policy name (``fifo``, ``sjf-est``, ``srtf-est``, ``loss-aware``,
@@ -21,6 +22,7 @@ from typing import Any
 
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
 from evalstop.core.errors import UnknownNameError
+from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.policies import BASE_POLICIES, BasePolicy
 from evalstop.core.policy import Policy
 from evalstop.core.wrapper import evalstop
@@ -34,14 +36,17 @@ __all__ = [
     "make_policy",
 ]
 
-DETECTOR_NAMES: tuple[str, ...] = ("evalstop", "lossplateau", "never", "stopat")
+DETECTOR_NAMES: tuple[str, ...] = ("evalstop", "lossplateau", "never", "noise-aware", "stopat")
 """Detector names; ``stopat`` also takes a fraction suffix, ``stopat-0.65``."""
 
 POLICY_NAMES: tuple[str, ...] = tuple(sorted(BASE_POLICIES))
 """Base policy names."""
 
 DETECTOR_TYPES: Mapping[str, type[Any]] = MappingProxyType(
-    {kind.__name__: kind for kind in (DeclineDetector, LossPlateau, Never, StopAtProgress)}
+    {
+        kind.__name__: kind
+        for kind in (DeclineDetector, LossPlateau, Never, NoiseAwareDetector, StopAtProgress)
+    }
 )
 """Built-in detector classes by class name: what a saved monitor state may name."""
 
@@ -68,6 +73,8 @@ def make_detector(name: str, *, k: int = 2, fraction: float = 0.65) -> Detector[
         return LossPlateau()
     if name == "never":
         return Never()
+    if name == "noise-aware":
+        return NoiseAwareDetector()
     if name == "stopat":
         return StopAtProgress(fraction)
     if name.startswith("stopat-"):

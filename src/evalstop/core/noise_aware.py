@@ -1,0 +1,204 @@
+"""The noise-aware detector: stop when a run's smoothed eval level has fallen from its peak by
+more than the run's own evaluation noise explains (spec ``NAD-1`` to ``NAD-9``).
+
+Every quantity is estimated online from the job's reports, in O(1) state:
+
+- **noise**: the mean absolute second difference of the valid scores,
+  ``|y_t - 2 y_(t-1) + y_(t-2)|``, divided by ``sqrt(6) * sqrt(2 / pi)`` (the factor that
+  makes it the standard deviation of independent Gaussian noise). Second differences cancel a
+  locally linear trend, so a rising or falling curve does not pass for noise;
+- **level**: an exponentially weighted mean of the scores whose memory is a fraction
+  ``memory`` of the steps elapsed so far (``alpha = 1 - exp(-gap / (memory * step))``). With
+  a memory in *steps*, not in evaluations, evaluating twice as often averages twice as many
+  reports over the same stretch of training: the rule looks at the same thing whatever the
+  evaluation density (``NAD-4``);
+- **drop**: the highest level so far minus the current level, against the standard deviation
+  of that difference under noise alone, ``sigma * sqrt(w_peak + w_now)`` (``w`` is the sum of
+  the squared weights of each level).
+
+The detector fires when the drop exceeds ``z`` such standard deviations, widened while the
+noise estimate rests on few differences (``z + (z^3 + z) / (4 nu)``, the first term of the
+Student-t quantile's expansion, ``nu`` the number of second differences), and exceeds
+``min_delta`` (in the metric's units), once ``warmup_evals`` valid evaluations and
+``warmup_steps`` steps have been seen. With ``baseline`` the peak starts at that value, so a
+run whose level stays well below it is stopped too (Keras' ``baseline``).
+
+The state stores levels relative to the run's first valid score, so an affine change of the
+metric (positive scale, any shift) changes no decision (``NAD-6``), and a NaN report leaves the
+state untouched (``NAD-7``). Defaults were chosen in the simulator only; see
+``spec/detectors.md`` for the data and the comparison that chose them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from evalstop.core.boundary import CheckpointView
+
+__all__ = ["ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
+
+ROUGHNESS_TO_SIGMA = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
+"""E|e| / sigma for a second difference ``e`` of independent N(0, sigma^2) scores."""
+
+
+@attrs.frozen(slots=True)
+class NoiseState:
+    """The noise-aware detector's state on one job: a fixed set of numbers (O(1)).
+
+    Attributes:
+        evals: valid evaluations folded so far.
+        step: the step of the last valid evaluation.
+        origin: the first valid score; every level below is relative to it.
+        last: the last valid score minus ``origin``; before: the one before it.
+        level: the exponentially weighted level minus ``origin``.
+        weight: sum of the squared weights of ``level`` (its variance over sigma^2).
+        roughness: sum of the absolute second differences so far.
+        differences: how many second differences ``roughness`` sums.
+        peak: the highest level so far (or the baseline), minus ``origin``.
+        peak_weight: ``weight`` of the level at the peak (0 for a baseline).
+        alarm: whether the rule holds after the last valid evaluation.
+    """
+
+    evals: int = 0
+    step: int = 0
+    origin: float | None = None
+    last: float = 0.0
+    before: float = 0.0
+    level: float = 0.0
+    weight: float = 0.0
+    roughness: float = 0.0
+    differences: int = 0
+    peak: float = 0.0
+    peak_weight: float = 0.0
+    alarm: bool = False
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name} must be a finite number > 0, got {value!r}")
+
+
+def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
+
+
+def _count(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{attribute.name} must be an integer >= 0, got {value!r}")
+
+
+def _optional_finite(
+    _inst: object, attribute: attrs.Attribute[float | None], value: object
+) -> None:
+    if value is not None and not (isinstance(value, float | int) and math.isfinite(value)):
+        raise ValueError(f"{attribute.name} must be a finite number or None, got {value!r}")
+
+
+@attrs.frozen(slots=True)
+class NoiseAwareDetector:
+    """Fire when the smoothed score has fallen from its peak by more than the noise explains.
+
+    Args:
+        z: how many standard deviations of the drop under noise alone make a decline (2).
+        memory: the level's memory, as a fraction of the steps elapsed so far (0.2).
+        warmup_evals: no stop before this many valid evaluations (5: the noise estimate needs
+            a few second differences).
+        warmup_steps: no stop before this step (0).
+        min_delta: the drop must also exceed this, in the metric's units (0).
+        baseline: when set, the peak starts at this score (in higher-is-better units), so a
+            run that never gets near it is stopped too (None).
+
+    The defaults were fixed in the simulator before any real curve was scored (spec ``NAD-9``).
+    """
+
+    z: float = attrs.field(default=2.0, validator=_positive)
+    memory: float = attrs.field(default=0.2, validator=_positive)
+    warmup_evals: int = attrs.field(default=5, validator=_count)
+    warmup_steps: int = attrs.field(default=0, validator=_count)
+    min_delta: float = attrs.field(default=0.0, validator=_non_negative)
+    baseline: float | None = attrs.field(default=None, validator=_optional_finite)
+
+    @property
+    def name(self) -> str:
+        extras = [
+            f"{label}={value:g}"
+            for label, value, default in (
+                ("warmup_steps", self.warmup_steps, 0),
+                ("min_delta", self.min_delta, 0.0),
+            )
+            if value != default
+        ]
+        if self.baseline is not None:
+            extras.append(f"baseline={self.baseline:g}")
+        core = f"z={self.z:g},memory={self.memory:g},warmup={self.warmup_evals}"
+        return f"noise-aware({','.join([core, *extras])})"
+
+    def initial(self) -> NoiseState:
+        return NoiseState()
+
+    def update(self, state: NoiseState, obs: CheckpointView) -> NoiseState:
+        """Fold one report (O(1)); a NaN or infinite score leaves the state as it was."""
+        score = obs.eval_score
+        if not math.isfinite(score):
+            return state
+        if state.origin is None:
+            return self._first(score, obs.step)
+        value = score - state.origin
+        gap = max(obs.step - state.step, 0)
+        alpha = -math.expm1(-gap / (self.memory * max(obs.step, 1)))
+        level = state.level + alpha * (value - state.level)
+        weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
+        roughness, differences = state.roughness, state.differences
+        if state.evals >= 2:
+            roughness += abs(value - 2.0 * state.last + state.before)
+            differences += 1
+        peak, peak_weight = state.peak, state.peak_weight
+        if level > peak:
+            peak, peak_weight = level, weight
+        evals = state.evals + 1
+        variance = weight + peak_weight
+        alarm = self._alarm(evals, obs.step, peak - level, variance, roughness, differences)
+        return NoiseState(
+            evals,
+            obs.step,
+            state.origin,
+            value,
+            state.last,
+            level,
+            weight,
+            roughness,
+            differences,
+            peak,
+            peak_weight,
+            alarm,
+        )
+
+    def fired(self, state: NoiseState) -> bool:
+        return state.alarm
+
+    def threshold(self, state: NoiseState) -> float:
+        """The drop that fires in ``state`` (inf before the first second difference)."""
+        return self._threshold(state.roughness, state.differences, state.weight + state.peak_weight)
+
+    def _first(self, score: float, step: int) -> NoiseState:
+        peak, peak_weight = 0.0, 1.0
+        if self.baseline is not None and self.baseline - score > 0.0:
+            peak, peak_weight = self.baseline - score, 0.0
+        return NoiseState(1, step, score, 0.0, 0.0, 0.0, 1.0, 0.0, 0, peak, peak_weight, False)
+
+    def _threshold(self, roughness: float, count: int, variance: float) -> float:
+        if count == 0:
+            return math.inf
+        sigma = roughness / count / ROUGHNESS_TO_SIGMA
+        z = self.z + (self.z**3 + self.z) / (4.0 * count)
+        return max(z * sigma * math.sqrt(variance), self.min_delta)
+
+    def _alarm(
+        self, evals: int, step: int, drop: float, variance: float, roughness: float, count: int
+    ) -> bool:
+        if evals < self.warmup_evals or step < self.warmup_steps:
+            return False
+        return drop > self._threshold(roughness, count, variance)

@@ -1,0 +1,192 @@
+"""The noise-aware detector (NAD-*): hand-worked traces and property tests."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalstop.core.boundary import CheckpointView
+from evalstop.core.model import JobKind
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
+
+
+def view(step: int, score: float) -> CheckpointView:
+    return CheckpointView(
+        job_id=1,
+        kind=JobKind.RLHF,
+        index=1,
+        step=step,
+        time=step,
+        eval_score=score,
+        loss=1.0,
+        proxy_reward=None,
+        estimated_progress=0.0,
+    )
+
+
+def run(
+    detector: NoiseAwareDetector, scores: Sequence[float], steps: Sequence[int] | None = None
+) -> tuple[NoiseState, int | None]:
+    """The final state and the first step at which the detector fires (None: never)."""
+    steps = [10 * (i + 1) for i in range(len(scores))] if steps is None else steps
+    state, fired = detector.initial(), None
+    for step, score in zip(steps, scores, strict=True):
+        state = detector.update(state, view(step, score))
+        if fired is None and detector.fired(state):
+            fired = step
+    return state, fired
+
+
+RISE_THEN_FALL = [0.0, 0.5, 0.8, 1.0, 1.05, 1.0, 0.8, 0.5, 0.2, 0.0, -0.2, -0.4]
+
+
+def test_nad1_noise_is_the_scaled_mean_absolute_second_difference() -> None:
+    """NAD-1: the noise is the scaled mean absolute second difference."""
+    scores = [0.0, 1.0, 0.0, 1.0]  # second differences -2, +2
+    state, _ = run(NoiseAwareDetector(), scores)
+    assert state.differences == 2
+    assert state.roughness == pytest.approx(4.0)
+    assert state.roughness / state.differences / ROUGHNESS_TO_SIGMA == pytest.approx(
+        2.0 / (math.sqrt(6.0) * math.sqrt(2.0 / math.pi))
+    )
+
+
+def test_nad2_level_memory_is_a_fraction_of_elapsed_steps() -> None:
+    """NAD-2: the level's memory is a fraction of the elapsed steps."""
+    detector = NoiseAwareDetector(memory=0.5)
+    first = detector.update(detector.initial(), view(10, 0.0))
+    second = detector.update(first, view(20, 1.0))
+    alpha = 1.0 - math.exp(-10 / (0.5 * 20))
+    assert second.level == pytest.approx(alpha)
+    assert second.weight == pytest.approx((1 - alpha) ** 2 + alpha**2)
+
+
+def test_nad3_peak_tracks_the_highest_level_and_baseline_seeds_it() -> None:
+    """NAD-3: the peak is the highest level; a baseline seeds it."""
+    state, _ = run(NoiseAwareDetector(), [0.0, 1.0, 2.0, 1.0])
+    assert state.peak > state.level
+    seeded = NoiseAwareDetector(baseline=5.0).update(NoiseState(), view(10, 1.0))
+    assert (seeded.peak, seeded.peak_weight) == (4.0, 0.0)
+    below = NoiseAwareDetector(baseline=0.0).update(NoiseState(), view(10, 1.0))
+    assert (below.peak, below.peak_weight) == (0.0, 1.0)
+
+
+def test_nad4_fires_on_a_collapse_and_not_on_a_noisy_plateau() -> None:
+    """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
+    _, fired = run(NoiseAwareDetector(), RISE_THEN_FALL)
+    assert fired is not None and fired > 50
+    plateau = [0.0, 0.6, 0.9, 1.0] + [1.0 + 0.03 * (-1) ** i for i in range(30)]
+    assert run(NoiseAwareDetector(), plateau)[1] is None
+
+
+def test_nad4_warm_up_and_min_delta_hold_the_fire_back() -> None:
+    """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
+    fired = run(NoiseAwareDetector(), RISE_THEN_FALL)[1]
+    assert fired is not None
+    later = run(NoiseAwareDetector(warmup_steps=fired + 10), RISE_THEN_FALL)[1]
+    assert later is not None and later >= fired + 10
+    assert run(NoiseAwareDetector(warmup_evals=len(RISE_THEN_FALL) + 1), RISE_THEN_FALL)[1] is None
+    assert run(NoiseAwareDetector(min_delta=10.0), RISE_THEN_FALL)[1] is None
+
+
+def test_nad4_baseline_stops_a_run_that_stays_far_below_it() -> None:
+    """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
+    flat = [0.0, 0.01, 0.0, 0.01, 0.0, 0.01, 0.0, 0.01]
+    assert run(NoiseAwareDetector(), flat)[1] is None
+    assert run(NoiseAwareDetector(baseline=1.0), flat)[1] == 50
+
+
+scores_strategy = st.lists(
+    st.integers(min_value=-512, max_value=512).map(lambda n: n / 64), min_size=3, max_size=40
+)
+
+
+@given(scores_strategy, st.integers(min_value=-4, max_value=4), st.integers(-640, 640))
+def test_nad6_positive_rescaling_and_shift_change_no_decision(
+    scores: list[float], power: int, shift: int
+) -> None:
+    """NAD-6: a positive rescaling and a shift of every score change no decision."""
+    detector = NoiseAwareDetector()
+    scale = 2.0**power
+    moved = [scale * s + shift / 64 for s in scores]
+    assert run(detector, scores)[1] == run(detector, moved)[1]
+
+
+@given(scores_strategy, st.data())
+def test_nad7_a_nan_report_changes_no_decision(scores: list[float], data: st.DataObject) -> None:
+    """NAD-7: a NaN or infinite report changes no decision."""
+    detector = NoiseAwareDetector()
+    steps = [10 * (i + 1) for i in range(len(scores))]
+    at = data.draw(st.integers(min_value=0, max_value=len(scores)))
+    bad = data.draw(st.sampled_from([math.nan, math.inf, -math.inf]))
+    nan_step = 10 * at + 5
+    with_nan = [*scores[:at], bad, *scores[at:]]
+    nan_steps = [*steps[:at], nan_step, *steps[at:]]
+    fired = run(detector, scores, steps)[1]
+    assert run(detector, with_nan, nan_steps)[1] == fired
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=300))
+def test_nad5_state_is_a_fixed_set_of_numbers(scores: list[float]) -> None:
+    """NAD-5: the state is a fixed set of plain numbers."""
+    state, _ = run(NoiseAwareDetector(), scores)
+    fields = attrs.fields(NoiseState)
+    assert len(fields) == 12
+    for field in fields:
+        assert isinstance(getattr(state, field.name), bool | int | float | type(None))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"z": 0.0},
+        {"z": math.nan},
+        {"memory": -1.0},
+        {"warmup_evals": -1},
+        {"warmup_steps": -2},
+        {"min_delta": math.inf},
+        {"baseline": math.nan},
+    ],
+)
+def test_nad8_bad_parameters_are_value_errors(kwargs: dict[str, float]) -> None:
+    """NAD-8: parameters are validated and non-default knobs show in the name."""
+    with pytest.raises(ValueError):
+        NoiseAwareDetector(**kwargs)  # type: ignore[arg-type]
+
+
+def test_nad8_name_shows_non_default_knobs() -> None:
+    """NAD-8: parameters are validated and non-default knobs show in the name."""
+    assert NoiseAwareDetector().name == "noise-aware(z=2,memory=0.2,warmup=5)"
+    assert NoiseAwareDetector(min_delta=0.5, baseline=1.0).name == (
+        "noise-aware(z=2,memory=0.2,warmup=5,min_delta=0.5,baseline=1)"
+    )
+
+
+def test_nad9_defaults_are_the_committed_simulator_choice() -> None:
+    """NAD-9: the defaults are the committed simulator choice."""
+    detector = NoiseAwareDetector()
+    assert (detector.z, detector.memory, detector.warmup_evals) == (2.0, 0.2, 5)
+
+
+def test_nad5_monitor_state_round_trips_through_json() -> None:
+    """NAD-5: the state is plain numbers, so a saved monitor resumes with the same decisions."""
+    from evalstop.core.registry import make_detector
+    from evalstop.live.monitor import Monitor
+
+    detector = make_detector("noise-aware")
+    assert detector == NoiseAwareDetector()
+    first, second = Monitor(detector), Monitor(detector)
+    half = len(RISE_THEN_FALL) // 2
+    for i, score in enumerate(RISE_THEN_FALL[:half]):
+        first.observe("run", 10 * (i + 1), score)
+        second.observe("run", 10 * (i + 1), score)
+    resumed = Monitor.from_json(second.to_json())
+    for i, score in enumerate(RISE_THEN_FALL[half:], start=half):
+        assert first.observe("run", 10 * (i + 1), score) == resumed.observe(
+            "run", 10 * (i + 1), score
+        )
