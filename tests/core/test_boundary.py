@@ -152,8 +152,8 @@ def assert_no_hidden(root: object, jobs: list[Job]) -> None:
 
 
 def test_bnd1_jobview_fields_are_the_observable_ones() -> None:
-    """BND-1: a JobView holds id, name, tenant, kind, GPUs, submit time, estimate, planned
-    evaluations, service, preemptions, what checkpoints reported and verdicts; nothing hidden."""
+    """BND-1: a JobView holds id, name, tenant, kind, GPUs, submit time, estimate, evaluation
+    interval, service, preemptions, what checkpoints reported and verdicts; nothing hidden."""
     names = {a.name for a in attrs.fields(JobView)}
     assert names == {
         "job_id",
@@ -163,7 +163,7 @@ def test_bnd1_jobview_fields_are_the_observable_ones() -> None:
         "gpus",
         "submit_time",
         "estimated_duration",
-        "planned_evals",
+        "eval_interval",
         "evals_done",
         "service",
         "running_since",
@@ -240,7 +240,7 @@ def test_bnd2_make_job_view_reads_exactly_the_whitelist() -> None:
         gpus=2,
         submit_time=4,
         estimated_duration=77,
-        planned_evals=4,
+        eval_interval=10,
         tenant="default",
         name=None,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,7 +14,7 @@ from evalstop.core.errors import EvalStopError
 from evalstop.core.model import JobKind
 from evalstop.core.registry import make_policy
 from evalstop.engine import Simulator
-from evalstop.sim.attach import AttachRule, kind_posterior, workload_from_records
+from evalstop.sim.attach import MAX_EVALS, AttachRule, kind_posterior, workload_from_records
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.tables import (
     JobRecord,
@@ -24,7 +23,7 @@ from evalstop.sim.tables import (
     read_job_table,
     records_from_rows,
 )
-from evalstop.sim.workload import DEFAULT_MIX, PLANNED_EVALS, SECONDS_PER_STEP
+from evalstop.sim.workload import DEFAULT_MIX, SECONDS_PER_STEP, schedule
 
 TIRESIAS = """job_id,num_gpu,submit_time,iterations,model_name,duration,interval
 cifar10-0,4,0,10000,resnet50,3600,600
@@ -42,7 +41,9 @@ def write(tmp_path: Path, text: str, name: str = "jobs.csv") -> Path:
     return path
 
 
-TIRESIAS_COLUMNS = "id=job_id,gpus=num_gpu,arrival=submit_time,eval_interval=interval"
+TIRESIAS_COLUMNS = (
+    "id=job_id,gpus=num_gpu,arrival=submit_time,steps=iterations,eval_interval=interval"
+)
 
 
 def test_tab1_tab3_a_tiresias_table_with_its_own_ids_and_headers(tmp_path: Path) -> None:
@@ -50,15 +51,18 @@ def test_tab1_tab3_a_tiresias_table_with_its_own_ids_and_headers(tmp_path: Path)
     optional cells left empty; jobs numbered in arrival order with the table id as name."""
     table = read_job_table(write(tmp_path, TIRESIAS), parse_columns(TIRESIAS_COLUMNS))
     assert [r.job_id for r in table.records] == ["cifar10-0", "cifar10-1", "imagenet-0"]
-    assert table.records[0] == JobRecord("cifar10-0", 0, 4, duration=3600, eval_interval=600)
+    first = JobRecord("cifar10-0", 0, 4, duration=3600, steps=10_000, eval_interval=600)
+    assert table.records[0] == first
     assert table.records[1].eval_interval is None
     assert table.origin is None
     workload = workload_from_records(table, seed=0)
     assert [j.spec.name for j in workload.jobs] == ["cifar10-0", "imagenet-0", "cifar10-1"]
     assert [j.spec.job_id for j in workload.jobs] == [0, 1, 2]
-    assert workload.jobs[0].spec.planned_evals == 6  # 3600 s every 600 s
-    assert workload.jobs[1].spec.planned_evals == 24
-    assert workload.jobs[0].truth.duration == 3600
+    cifar, imagenet, _ = workload.jobs
+    assert cifar.spec.eval_interval == 600
+    assert [o.step for o in cifar.observations] == [*range(600, 10_000, 600), 10_000]
+    assert imagenet.checkpoints == 200_000 // 3600 + 1
+    assert (cifar.truth.duration, cifar.truth.total_steps) == (3600, 10_000)
 
 
 def test_tab1_timestamps_are_shifted_to_zero_and_gz_is_read(tmp_path: Path) -> None:
@@ -161,7 +165,7 @@ def _many(n: int) -> list[JobRecord]:
 
 def test_tab4_the_rule_draws_kinds_and_labels_at_the_declared_rates() -> None:
     """TAB-4: on 8,000 jobs the drawn kinds follow the posterior and RLHF hacks at the share;
-    8-GPU jobs are all RLHF; non-RLHF jobs never hack; evaluations are the kind's default."""
+    8-GPU jobs are all RLHF; non-RLHF jobs never hack; the interval is WRK-7's."""
     workload = workload_from_records(_many(8000), AttachRule(hacking_share=0.3), seed=4)
     one = [j for j in workload.jobs if j.spec.gpus == 1]
     lora = sum(j.spec.kind is JobKind.LORA for j in one) / len(one)
@@ -170,36 +174,42 @@ def test_tab4_the_rule_draws_kinds_and_labels_at_the_declared_rates() -> None:
     rlhf = [j for j in workload.jobs if j.spec.kind is JobKind.RLHF]
     assert abs(sum(j.truth.hacking for j in rlhf) / len(rlhf) - 0.3) < 0.03
     assert not any(j.truth.hacking for j in workload.jobs if j.spec.kind is not JobKind.RLHF)
-    assert all(j.spec.planned_evals == PLANNED_EVALS[j.spec.kind] for j in workload.jobs)
+    config = AttachRule().config()
+    for job in workload.jobs[:200]:
+        expected = schedule(job.spec.kind, 3000 + job.job_id, job.spec.estimated_duration, config)
+        assert (job.truth.duration, job.spec.eval_interval) == expected[:2]
+        assert [o.step for o in job.observations] == expected[2]
 
 
 def test_tab4_given_values_are_kept_and_steps_give_durations() -> None:
-    """TAB-4: a record's kind, label and estimate are kept; a step count sets the duration at
-    the kind's seconds per step; the eval interval caps at the step count."""
+    """TAB-4: a record's kind, label and estimate are kept; a step count alone sets the
+    duration at the kind's seconds per step; an interval is widened so that evaluations are a
+    second apart and at most MAX_EVALS."""
     records = [
         JobRecord("a", 0, 1, kind=JobKind.RLHF, hacking=True, duration=1000, estimate=77),
         JobRecord("b", 0, 8, kind=JobKind.LORA, steps=50),
-        JobRecord("c", 0, 2, kind=JobKind.DPO, duration=100, steps=3, eval_interval=1),
+        JobRecord("c", 0, 2, kind=JobKind.DPO, duration=2, steps=3, eval_interval=1),
+        JobRecord("d", 0, 2, kind=JobKind.DPO, duration=10**6, steps=10**6, eval_interval=1),
     ]
-    a, b, c = workload_from_records(records, seed=9).jobs
+    a, b, c, d = workload_from_records(records, seed=9).jobs
     assert (a.spec.kind, a.truth.hacking, a.spec.estimated_duration) == (JobKind.RLHF, True, 77)
     assert b.spec.kind is JobKind.LORA and not b.truth.hacking
     assert b.truth.duration == 50 * SECONDS_PER_STEP[JobKind.LORA]
     assert [o.step for o in b.observations][-1] == 50
-    assert c.spec.planned_evals == 3 and [o.step for o in c.observations] == [1, 2, 3]
+    assert c.truth.duration == 2 and [o.step for o in c.observations] == [2, 3]
+    assert d.checkpoints == MAX_EVALS and d.spec.eval_interval == 10**6 // MAX_EVALS
 
 
 @given(seed=st.integers(0, 2**32), extra=st.integers(1, 20))
 def test_tab4_seeded_and_keyed_by_arrival_rank(seed: int, extra: int) -> None:
-    """TAB-4: equal records, rule and seed give equal jobs; job i's curves do not change when
-    later jobs are appended (its stream is keyed by its rank)."""
+    """TAB-4: equal records, rule and seed give equal jobs, another seed other ones; job i
+    does not change when later jobs are appended (its streams are keyed by its rank)."""
     base = _many(12)
     first = workload_from_records(base, seed=seed)
     assert first == workload_from_records(base, seed=seed)
+    assert first.jobs != workload_from_records(base, seed=seed + 1).jobs
     longer = workload_from_records(base + _many(12 + extra)[12:], seed=seed)
-    for a, b in zip(first.jobs, longer.jobs, strict=False):
-        if a.spec.kind is b.spec.kind and a.truth.hacking == b.truth.hacking:
-            np.testing.assert_array_equal(a.truth.quality, b.truth.quality)
+    assert longer.jobs[:12] == first.jobs
 
 
 def test_tab5_tenant_and_name_reach_the_policy_through_the_run() -> None:

@@ -43,11 +43,11 @@ class EventKind(enum.IntEnum):
 
 OBSERVABLE_SPEC_FIELDS: tuple[str, ...] = (
     "estimated_duration",
+    "eval_interval",
     "gpus",
     "job_id",
     "kind",
     "name",
-    "planned_evals",
     "submit_time",
     "tenant",
 )
@@ -109,7 +109,7 @@ class JobView:
     gpus: int
     submit_time: int
     estimated_duration: int
-    planned_evals: int
+    eval_interval: int
     tenant: str
     name: str | None
     evals_done: int = 0
@@ -170,7 +170,7 @@ class JobView:
             gpus=self.gpus,
             submit_time=self.submit_time,
             estimated_duration=self.estimated_duration,
-            planned_evals=self.planned_evals,
+            eval_interval=self.eval_interval,
             tenant=self.tenant,
             name=self.name,
             evals_done=index,

@@ -1,30 +1,34 @@
 """Jobs from table records: what the table lacks is attached by a declared, seeded rule.
 
 A cluster trace gives arrivals, durations and GPU counts, never a job's kind, its curves or
-whether it reward-hacks. :class:`AttachRule` says how those are drawn (spec ``TAB-4``):
+whether it reward-hacks. :class:`AttachRule` says how those are drawn (spec ``TAB-4``); every
+law is the synthetic world's own, nothing is fitted to a trace:
 
 - **kind**, when the record has none: drawn from the synthetic world's posterior
   ``P(kind | GPUs)`` under the rule's mix and :data:`~evalstop.sim.workload.GPU_CHOICES`
   (WRK-3, WRK-4). A GPU count outside every kind's support is classed as the smallest count
   of the law at or above it (the largest, 8, when above all): so 1-GPU jobs are mostly LoRA
   (61.5% with the default mix), 2-GPU mostly DPO (77%), 4-GPU mostly RLHF (80%), and jobs on
-  8 or more GPUs are RLHF, as RLHF holds four models at once.
-- **hacking**, when the record has none: an RLHF job hacks with probability ``hacking_share``.
-- **curves**: the synthetic world's curves (CRV-1 to CRV-4) with the rule's noise.
-- **evaluations**: every ``eval_interval`` seconds of service when the record has one, else
-  the kind's default count (RLHF 10, DPO and LoRA 5, WRK-4), the last at the end of the run.
+  8 or more GPUs are RLHF, as RLHF holds four models at once;
+- **hacking**, when the record has none: an RLHF job hacks with probability ``hacking_share``;
+- **curves**: the rule's world (WLD, CRV) with its noise;
 - **estimate**, when the record has none: WRK-5's law (true duration times
-  ``1.2 exp(0.5 N(0, 1))``).
-- **duration from steps**, when the record has no duration: the kind's seconds per step.
+  ``1.2 exp(0.5 N(0, 1))``);
+- **schedule**: a record without a step count runs WRK-7's schedule on its duration (whole
+  steps of the kind's seconds per step, at least one); a record with one keeps it and its
+  duration. The evaluation interval in steps is the record's, or WRK-7's (estimated steps
+  over the planned evaluations), widened so that a job makes at most :data:`MAX_EVALS`
+  evaluations and they are at least a second of service apart.
 
-Seeding follows WRK-1: one ``SeedSequence(seed)``; kinds, labels and estimates from one child
-stream, job ``i``'s curves from a stream keyed by ``i`` (``i`` = rank in arrival order).
+Seeding follows WRK-1: one ``SeedSequence(seed)``, and job ``i``'s kind, label and estimate
+from one stream keyed by ``i``, its curves from another (``i`` = rank in arrival order): a job
+does not change when jobs are added after it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 import attrs
 import numpy as np
@@ -37,55 +41,64 @@ from evalstop.sim.workload import (
     ESTIMATE_LOG_SD,
     ESTIMATE_MEDIAN,
     GPU_CHOICES,
-    PLANNED_EVALS,
     SECONDS_PER_STEP,
+    WorkloadConfig,
+    curve_stream,
+    schedule,
 )
+from evalstop.sim.worlds import PAPER, World, world_named
 
 __all__ = ["MAX_EVALS", "AttachRule", "TableWorkload", "kind_posterior", "workload_from_records"]
 
 MAX_EVALS = 1_000
-"""At most this many evaluations a job, whatever its interval (bounds memory on long jobs)."""
+"""At most this many evaluations a job: a table's interval is widened beyond it (bounds the
+memory of a month-long job evaluated every few steps)."""
 
 
-def _freeze_mix(value: Mapping[JobKind, float]) -> Mapping[JobKind, float]:
-    return {kind: float(value[kind]) for kind in JobKind if kind in value}
-
-
-def _check_mix(_inst: object, _attribute: object, value: Mapping[JobKind, float]) -> None:
-    shares = list(value.values())
-    if not shares or any(not (s >= 0 and math.isfinite(s)) for s in shares) or sum(shares) <= 0:
-        raise ValueError(f"mix shares must be >= 0 with a positive sum, got {value!r}")
-
-
-def _fraction(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{attribute.name} must be in [0, 1], got {value!r}")
-
-
-def _non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
+def _to_world(value: str | World) -> World:
+    return value if isinstance(value, World) else world_named(value)
 
 
 @attrs.frozen(slots=True)
 class AttachRule:
-    """How kinds, labels, curves and estimates are attached to table jobs (module docstring)."""
+    """How kinds, labels, curves and estimates are attached to table jobs (module docstring).
 
-    mix: Mapping[JobKind, float] = attrs.field(
-        default=DEFAULT_MIX, converter=_freeze_mix, validator=_check_mix
-    )
-    hacking_share: float = attrs.field(default=0.6, validator=_fraction)
-    eval_noise: float = attrs.field(default=0.02, validator=_non_negative)
-    loss_noise: float = attrs.field(default=0.01, validator=_non_negative)
+    The fields mean what they mean in :class:`~evalstop.sim.workload.WorkloadConfig` and are
+    validated by it.
+    """
+
+    mix: Mapping[JobKind, float] = attrs.field(default=DEFAULT_MIX)
+    hacking_share: float = 0.6
+    world: World = attrs.field(default=PAPER, converter=_to_world)
+    eval_noise: float | None = None
+    loss_noise: float = 0.01
+    evals_per_run: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        self.config()
+
+    def config(self) -> WorkloadConfig:
+        """The synthetic config whose laws the rule applies (validates every field)."""
+        return WorkloadConfig(
+            mix=self.mix,
+            hacking_share=self.hacking_share,
+            eval_noise=self.eval_noise,
+            loss_noise=self.loss_noise,
+            world=self.world,
+            evals_per_run=self.evals_per_run,
+        )
 
     def describe(self) -> dict[str, object]:
-        """A JSON-ready statement of the rule (for ``--json`` and results.json)."""
+        """A JSON-ready statement of the rule (``--json``, results.json)."""
+        config = self.config()
         return {
-            "kind": "posterior P(kind | GPUs) of the synthetic law under mix",
-            "mix": {kind.value: share for kind, share in self.mix.items()},
+            "kind": "P(kind | GPUs) of the synthetic GPU law under the mix",
+            "mix": {kind.value: share for kind, share in config.mix.items()},
             "hacking_share": self.hacking_share,
-            "eval_noise": self.eval_noise,
+            "world": self.world.name,
+            "eval_noise": config.sigma,
             "loss_noise": self.loss_noise,
+            "rlhf_evals": config.rlhf_evals,
         }
 
 
@@ -118,43 +131,60 @@ class TableWorkload:
     rule: AttachRule
 
 
-def _draw_kinds(
-    records: Sequence[JobRecord], rule: AttachRule, rng: np.random.Generator
-) -> list[JobKind]:
-    draws = rng.random(len(records))
-    cache: dict[int, tuple[tuple[JobKind, ...], np.ndarray]] = {}
-    kinds = []
-    for record, u in zip(records, draws, strict=True):
-        if record.kind is not None:
-            kinds.append(record.kind)
-            continue
-        if record.hacking:
-            kinds.append(JobKind.RLHF)
-            continue
-        if record.gpus not in cache:
-            post = kind_posterior(record.gpus, rule.mix)
-            cache[record.gpus] = (tuple(post), np.cumsum(list(post.values())))
-        names, cumulative = cache[record.gpus]
-        index = min(int(np.searchsorted(cumulative, u, side="right")), len(names) - 1)
-        kinds.append(names[index])
-    return kinds
+def _kind_of(
+    record: JobRecord,
+    rule: AttachRule,
+    draw: float,
+    cache: dict[int, tuple[tuple[JobKind, ...], np.ndarray]],
+) -> JobKind:
+    """The record's kind, else the posterior's kind at uniform ``draw`` (TAB-4)."""
+    if record.kind is not None:
+        return record.kind
+    if record.hacking:
+        return JobKind.RLHF
+    if record.gpus not in cache:
+        post = kind_posterior(record.gpus, rule.mix)
+        cache[record.gpus] = (tuple(post), np.cumsum(list(post.values())))
+    names, cumulative = cache[record.gpus]
+    return names[min(int(np.searchsorted(cumulative, draw, side="right")), len(names) - 1)]
 
 
 def _curves(
-    kind: JobKind, hacking: bool, n: int, rng: np.random.Generator, rule: AttachRule
+    kind: JobKind, hacking: bool, fractions: np.ndarray, rng: np.random.Generator, c: WorkloadConfig
 ) -> CurveSample:
-    fractions = np.arange(1, n + 1, dtype=np.float64) / n
     if kind is JobKind.RLHF:
         return rlhf_curves(
             fractions,
             hacking=hacking,
+            world=c.world,
             rng=rng,
-            eval_noise=rule.eval_noise,
-            loss_noise=rule.loss_noise,
+            eval_noise=c.sigma,
+            loss_noise=c.loss_noise,
         )
-    return saturating_curves(
-        fractions, rng=rng, eval_noise=rule.eval_noise, loss_noise=rule.loss_noise
-    )
+    return saturating_curves(fractions, rng=rng, eval_noise=c.sigma, loss_noise=c.loss_noise)
+
+
+def _schedule(
+    record: JobRecord, kind: JobKind, estimate_factor: float, config: WorkloadConfig
+) -> tuple[int, int, int, list[int]]:
+    """``(duration, estimate, eval interval, checkpoint steps)`` of a record (TAB-4)."""
+    per_step = SECONDS_PER_STEP[kind]
+    duration = record.duration
+    if duration is None:
+        assert record.steps is not None
+        duration = record.steps * per_step
+    estimate = record.estimate or max(1, round(duration * estimate_factor))
+    if record.steps is None:
+        duration, interval, steps = schedule(kind, duration, estimate, config)
+        total = steps[-1]
+    else:
+        total = record.steps
+        interval = max(1, round(estimate * total / duration / config.planned_evals(kind)))
+    if record.eval_interval is not None:
+        interval = record.eval_interval
+    # At most MAX_EVALS evaluations, and at least a second of service between two of them.
+    interval = max(interval, math.ceil(total / MAX_EVALS), math.ceil(total / duration))
+    return duration, estimate, interval, [*range(interval, total, interval), total]
 
 
 def _job(
@@ -164,43 +194,33 @@ def _job(
     hacking: bool,
     estimate_factor: float,
     curve_rng: np.random.Generator,
-    rule: AttachRule,
+    config: WorkloadConfig,
 ) -> Job:
-    duration = record.duration
-    if duration is None:
-        assert record.steps is not None
-        duration = record.steps * SECONDS_PER_STEP[kind]
-    if record.eval_interval is None:
-        n = PLANNED_EVALS[kind]
-    else:
-        n = min(MAX_EVALS, max(1, duration // record.eval_interval))
-    steps = record.steps if record.steps is not None else max(1, duration // SECONDS_PER_STEP[kind])
-    n = min(n, steps)
-    duration = max(duration, n)
-    sample = _curves(kind, hacking, n, curve_rng, rule)
+    duration, estimate, interval, steps = _schedule(record, kind, estimate_factor, config)
+    fractions = np.array(steps, dtype=np.float64) / steps[-1]
+    sample = _curves(kind, hacking, fractions, curve_rng, config)
     proxy = sample.proxy_reward
     observations = tuple(
         Observation(
-            step=((j + 1) * steps) // n,
+            step=step,
             eval_score=float(sample.eval_score[j]),
             loss=float(sample.loss[j]),
             proxy_reward=None if proxy is None else float(proxy[j]),
         )
-        for j in range(n)
+        for j, step in enumerate(steps)
     )
-    estimate = record.estimate or max(1, round(duration * estimate_factor))
     spec = JobSpec(
         job_id=index,
         kind=kind,
         gpus=record.gpus,
         submit_time=record.arrival,
         estimated_duration=estimate,
-        planned_evals=n,
+        eval_interval=interval,
         tenant=record.tenant,
         name=record.job_id,
     )
     truth = JobTruth(
-        total_steps=steps,
+        total_steps=steps[-1],
         duration=duration,
         hacking=hacking,
         quality=sample.quality,
@@ -247,17 +267,18 @@ def workload_from_records(
     if not records:
         raise TableError("records", None, None, "no jobs")
     attributes_seq, curves_seq = np.random.SeedSequence(seed).spawn(2)
-    rng = np.random.default_rng(attributes_seq)
-    kinds = _draw_kinds(records, rule, rng)
-    hacking_draw = rng.random(len(records))
-    factors = ESTIMATE_MEDIAN * np.exp(ESTIMATE_LOG_SD * rng.standard_normal(len(records)))
+    config = rule.config()
+    cache: dict[int, tuple[tuple[JobKind, ...], np.ndarray]] = {}
     jobs = []
     for i, record in enumerate(records):
+        # Job i's attributes and curves come from streams keyed by i alone (TAB-4).
+        rng = curve_stream(attributes_seq, i)
+        kind_draw, hacking_draw = rng.random(2)
+        factor = ESTIMATE_MEDIAN * math.exp(ESTIMATE_LOG_SD * rng.standard_normal())
+        kind = _kind_of(record, rule, float(kind_draw), cache)
         hacking = record.hacking
         if hacking is None:
-            hacking = kinds[i] is JobKind.RLHF and bool(hacking_draw[i] < rule.hacking_share)
-        curve_rng = np.random.default_rng(
-            np.random.SeedSequence(curves_seq.entropy, spawn_key=(*curves_seq.spawn_key, i))
-        )
-        jobs.append(_job(i, record, kinds[i], hacking, float(factors[i]), curve_rng, rule))
+            hacking = kind is JobKind.RLHF and bool(hacking_draw < rule.hacking_share)
+        curve_rng = curve_stream(curves_seq, i)
+        jobs.append(_job(i, record, kind, hacking, factor, curve_rng, config))
     return TableWorkload(tuple(jobs), seed, rule)
