@@ -15,6 +15,9 @@ Ranking by "what my tenant already holds" grows every tenant's allocation in loc
 tenant asking for less than an equal share gets all it asks, the others split the rest
 evenly, as far as whole jobs allow. With one tenant it is preemptive FIFO with backfilling.
 It re-plans at arrivals and completions; a checkpoint changes no rank.
+
+For the fast engine (``POL-6``) :class:`FairShareState` keeps the active jobs between events
+and decides on them with the same ranking, without a :class:`ClusterView` being built.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.gpus import first_fit
+from evalstop.core.model import JobId
+from evalstop.core.policy import PolicyState
 
-__all__ = ["FairShare", "fair_share", "fair_share_ranking"]
+__all__ = ["FairShare", "FairShareState", "fair_share", "fair_share_ranking"]
 
 _NOTHING = Decision()
 
@@ -61,19 +66,60 @@ class FairShare:
         """Re-plan at arrivals and completions; a checkpoint changes no rank (``FSH-2``)."""
         return cause is not EventKind.CHECKPOINT
 
+    def start_run(self, total_gpus: int) -> PolicyState:
+        """The active jobs of one run, kept for the fast engine (``POL-6``)."""
+        return FairShareState(total_gpus)
+
     def __call__(self, view: ClusterView) -> Decision:
-        if not view.queued:
-            return _NOTHING
-        ranked = fair_share_ranking(view.queued + view.running)
-        fits = first_fit([job.gpus for job in ranked], view.total_gpus)
-        picked = {ranked[i].job_id for i in fits}
-        queued = {job.job_id for job in view.queued}
-        return Decision(
-            start=tuple(
-                job.job_id for job in ranked if job.job_id in picked and job.job_id in queued
-            ),
-            preempt=tuple(job.job_id for job in view.running if job.job_id not in picked),
-        )
+        return _decide(view.queued, view.running, view.total_gpus)
+
+
+def _decide(queued: tuple[JobView, ...], running: tuple[JobView, ...], total: int) -> Decision:
+    if not queued:
+        return _NOTHING
+    ranked = fair_share_ranking(queued + running)
+    picked = {ranked[i].job_id for i in first_fit([job.gpus for job in ranked], total)}
+    waiting = {job.job_id for job in queued}
+    return Decision(
+        start=tuple(job.job_id for job in ranked if job.job_id in picked and job.job_id in waiting),
+        preempt=tuple(job.job_id for job in running if job.job_id not in picked),
+    )
+
+
+class FairShareState:
+    """The queued (arrival order) and running (start order) jobs of one run (``POL-6``)."""
+
+    __slots__ = ("_queued", "_running", "_total")
+
+    def __init__(self, total_gpus: int) -> None:
+        self._total = total_gpus
+        self._queued: dict[JobId, JobView] = {}
+        self._running: dict[JobId, JobView] = {}
+
+    @property
+    def checkpoint_views(self) -> bool:
+        return False
+
+    def queued(self, job: JobView) -> None:
+        self._running.pop(job.job_id, None)
+        self._queued[job.job_id] = job
+
+    def started(self, job: JobView) -> None:
+        self._queued.pop(job.job_id, None)
+        self._running[job.job_id] = job
+
+    def reported(self, job: JobView) -> None:
+        if job.job_id in self._running:
+            self._running[job.job_id] = job
+
+    def ended(self, job_id: JobId) -> None:
+        self._queued.pop(job_id, None)
+        self._running.pop(job_id, None)
+
+    def decide(
+        self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
+    ) -> Decision:
+        return _decide(tuple(self._queued.values()), tuple(self._running.values()), self._total)
 
 
 fair_share = FairShare()
