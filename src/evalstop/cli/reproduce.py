@@ -11,11 +11,12 @@ from pathlib import Path
 import attrs
 
 from evalstop.cli.errors import CliError
-from evalstop.experiments.plan import FULL, QUICK, plan
+from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, plan
 from evalstop.experiments.plots import PLOTS_HINT, plots_available, write_plots
 from evalstop.experiments.report import render_report
-from evalstop.experiments.results import build_results
-from evalstop.experiments.runner import default_workers, run_plan
+from evalstop.experiments.results import build_results, results_json
+from evalstop.experiments.runner import default_workers, run_audits, run_plan
+from evalstop.sim.worlds import WORLDS
 
 __all__ = ["ProgressBar", "add_arguments", "run"]
 
@@ -41,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help=f"worker processes (default one per core: {default_workers()})",
+    )
+    parser.add_argument(
+        "--world",
+        choices=sorted(WORLDS),
+        action="append",
+        default=None,
+        help="run this world only (repeatable; default: every world, paper and calibrated)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -80,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
         if args.jobs < 1:
             raise CliError(f"--jobs must be >= 1, got {args.jobs}")
         settings = attrs.evolve(settings, jobs=args.jobs)
+    if args.world:
+        settings = attrs.evolve(
+            settings, worlds=tuple(name for name in WORLD_NAMES if name in args.world)
+        )
     workers = default_workers() if args.workers is None else args.workers
     if workers < 1:
         raise CliError(f"--workers must be >= 1, got {workers}")
@@ -96,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress = ProgressBar(f"{len(sims)} simulations", enabled=not args.no_progress)
     figures = run_plan(settings, sims, workers=workers, progress=progress)
-    results = build_results(settings, figures)
+    results = build_results(settings, figures, run_audits(settings))
     elapsed = time.perf_counter() - started
     report = render_report(results)
     print(report)
@@ -106,11 +118,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {out / 'report.txt'}")
         path = out / "results.json"
         path.write_text(
-            json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8"
+            json.dumps(results_json(results), indent=2, sort_keys=True, allow_nan=False) + "\n",
+            encoding="utf-8",
         )
         print(f"wrote {path}")
         if plots_available():
-            for png in write_plots(results, settings, out):
+            for png in write_plots(results, out):
                 print(f"wrote {png}")
         else:
             print(PLOTS_HINT)
