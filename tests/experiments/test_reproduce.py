@@ -88,8 +88,8 @@ def test_rep2_same_results_for_any_worker_count() -> None:
     assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
 
 
-def test_rep5_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> None:
-    """REP-5: a top-level ``worlds`` object keyed paper and calibrated, each with the five
+def test_rep7_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> None:
+    """REP-7: a top-level ``worlds`` object keyed paper and calibrated, each with the five
     tables, its parameters and its leakage audit; the paper's figures once, from PAPER."""
     for name, world in small_results["worlds"].items():
         assert world["world"]["name"] == name
@@ -106,8 +106,8 @@ def test_rep5_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> No
     assert small_results["version"] == 2
 
 
-def test_rep6_density_sweep(small_results: dict[str, Any]) -> None:
-    """REP-6: the paper world's density sweep: EvalStop at every sigma and k in DENSITY_KS,
+def test_rep8_density_sweep(small_results: dict[str, Any]) -> None:
+    """REP-8: the paper world's density sweep: EvalStop at every sigma and k in DENSITY_KS,
     at each planned density; rows report detection only (no base: changes are null)."""
     rows = small_results["worlds"]["paper"]["density"]
     cells = {(row["evals_per_run"], row["sigma"], row["k"]) for row in rows}
@@ -218,10 +218,10 @@ def test_rep4_without_matplotlib_one_line_says_how(
     assert not list(tmp_path.glob("*.png"))
 
 
-def test_rep5_world_option_runs_one_world(
+def test_rep7_world_option_runs_one_world(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """REP-5: --world calibrated runs that world only, without the paper's column."""
+    """REP-7: --world calibrated runs that world only, without the paper's column."""
     args = ["reproduce", "--seeds", "1", "--jobs", "20", "--workers", "1", "--no-progress"]
     code = main([*args, "--world", "calibrated", "--out", str(tmp_path)])
     printed = capsys.readouterr().out

@@ -11,14 +11,22 @@ from pathlib import Path
 import attrs
 
 from evalstop.cli.errors import CliError
+from evalstop.cli.output import OutputDir
 from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, plan
-from evalstop.experiments.plots import PLOTS_HINT, plots_available, write_plots
+from evalstop.experiments.plots import PLOTS_HINT, plot_names, plots_available, write_plots
 from evalstop.experiments.report import render_report
-from evalstop.experiments.results import build_results, results_json
+from evalstop.experiments.results import Results, build_results, results_json
 from evalstop.experiments.runner import default_workers, run_audits, run_plan
 from evalstop.sim.worlds import WORLDS
 
-__all__ = ["ProgressBar", "add_arguments", "run"]
+__all__ = ["OUTPUT_NAMES", "ProgressBar", "add_arguments", "run"]
+
+OUTPUT_NAMES = (
+    "report.txt",
+    "results.json",
+    *(f"{name}.png" for world in WORLD_NAMES for name in plot_names(world)),
+)
+"""Every file ``--out`` receives (the plots only with the ``plots`` extra)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,14 +103,7 @@ def run(args: argparse.Namespace) -> int:
     workers = default_workers() if args.workers is None else args.workers
     if workers < 1:
         raise CliError(f"--workers must be >= 1, got {workers}")
-    out: Path | None = args.out
-    if out is not None:
-        if out.exists() and not out.is_dir():
-            raise CliError(f"--out {out}: exists and is not a directory")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise CliError(f"--out {out}: cannot create it ({error.strerror})") from None
+    output = None if args.out is None else OutputDir(args.out, "--out", OUTPUT_NAMES)
 
     sims = plan(settings)
     started = time.perf_counter()
@@ -113,18 +114,27 @@ def run(args: argparse.Namespace) -> int:
     report = render_report(results)
     print(report)
     print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {workers} worker(s)")
-    if out is not None:
-        (out / "report.txt").write_text(report + "\n", encoding="utf-8")
-        print(f"wrote {out / 'report.txt'}")
-        path = out / "results.json"
-        path.write_text(
+    if output is not None:
+        for path in _write(output, report, results):
+            print(f"wrote {path}")
+    return 0
+
+
+def _write(output: OutputDir, report: str, results: Results) -> list[Path]:
+    """Stage the report, the results and the plots, then put them in place together."""
+    with output:
+        output.write_text("report.txt", report + "\n")
+        output.write_text(
+            "results.json",
             json.dumps(results_json(results), indent=2, sort_keys=True, allow_nan=False) + "\n",
-            encoding="utf-8",
         )
-        print(f"wrote {path}")
         if plots_available():
-            for png in write_plots(results, out):
-                print(f"wrote {png}")
+            try:
+                write_plots(results, output.staging)
+            except OSError as error:
+                raise CliError(
+                    f"--out {output.folder}: cannot write the plots ({error.strerror})"
+                ) from None
         else:
             print(PLOTS_HINT)
-    return 0
+        return output.commit()

@@ -43,7 +43,7 @@ NOISES = (0.01, 0.02, 0.05, 0.08, 0.12)
 BASE_RATES = (0.2, 0.4, 0.6, 0.8)
 KS = (1, 2, 3, 4, 5)
 DENSITIES = (10, 20, 40)
-"""Evaluations planned per RLHF run in the density sweep (REP-6)."""
+"""Evaluations planned per RLHF run in the density sweep (REP-8)."""
 DENSITY_WORLDS = ("paper",)
 """The worlds the density sweep runs in: the paper's rule is judged in the paper's world (a
 density-40 simulation costs four of density 10, so the calibrated world is left out to keep

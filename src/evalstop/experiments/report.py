@@ -1,5 +1,5 @@
 """Text tables of a reproduction: each world's tables, the paper's figures beside the paper
-world's only (spec ``REP-4``, ``REP-5``), the density sweep (``REP-6``) and the leakage audit
+world's only (spec ``REP-4``, ``REP-7``), the density sweep (``REP-8``) and the leakage audit
 (``LEAK-3``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Aggregate per-seed figures into typed tables (schema of ``results.json``: REP-4, REP-5).
+"""Aggregate per-seed figures into typed tables (schema of ``results.json``: REP-4, REP-7).
 
 Changes are paired: a system's JCT change in one seed is measured against its base policy on
 the same workload, then averaged over seeds with a 95% interval (spec ``REP-3``).
