@@ -308,7 +308,18 @@ def _job(
 
 
 def generate(config: WorkloadConfig, seed: int) -> Workload:
-    """Draw a workload; the same ``(config, seed)`` always gives an equal workload (WRK-1)."""
+    """Draw a workload; the same ``(config, seed)`` always gives an equal workload (WRK-1).
+
+    Args:
+        config: the workload's parameters.
+        seed: any integer >= 0.
+
+    Returns:
+        The workload, jobs in submit order.
+
+    Raises:
+        ValueError: a negative seed.
+    """
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     root = np.random.SeedSequence(seed)
