@@ -48,7 +48,7 @@ def make_job(
         gpus=gpus,
         submit_time=submit,
         estimated_duration=duration if estimate is None else estimate,
-        planned_evals=n,
+        eval_interval=steps_per_eval,
     )
     truth = JobTruth(
         total_steps=steps_per_eval * n,
@@ -169,7 +169,7 @@ def job_view(
         gpus=gpus,
         submit_time=submit,
         estimated_duration=estimate,
-        planned_evals=4,
+        eval_interval=10,
         **fields,
     )
 

@@ -54,6 +54,17 @@ def test_cli3_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert summary["jct_p95"] >= summary["jct_median"]
 
 
+def test_wld2_simulate_takes_a_world(capsys: pytest.CaptureFixture[str]) -> None:
+    """WLD-2: --world selects the world (default paper); the two give different runs."""
+    default = run_cli(capsys, "simulate", "--json", *SMALL)
+    paper = run_cli(capsys, "simulate", "--json", "--world", "paper", *SMALL)
+    calibrated = run_cli(capsys, "simulate", "--json", "--world", "calibrated", *SMALL)
+    assert default[0] == paper[0] == calibrated[0] == 0
+    assert default[1] == paper[1]
+    assert json.loads(calibrated[1])["jobs"] == 80
+    assert calibrated[1] != paper[1]
+
+
 def test_cli2_table_output(capsys: pytest.CaptureFixture[str]) -> None:
     """CLI-2: the default output is a readable table."""
     code, out, _ = run_cli(capsys, "simulate", *SMALL)
@@ -69,6 +80,8 @@ def test_cli2_table_output(capsys: pytest.CaptureFixture[str]) -> None:
         (["--gpus", "-3"], "--gpus must be >= 1"),
         (["--hacking-share", "2"], "--hacking-share"),
         (["--noise", "-1"], "--noise"),
+        (["--world", "real"], "--world"),
+        (["--evals-per-run", "0"], "--evals-per-run"),
         (["--mix", "rlhf=x"], "--mix"),
         (["--mix", "ppo=1"], "--mix"),
         (["--k", "0"], "--k"),

@@ -25,7 +25,7 @@ def spec(**changes: object) -> JobSpec:
         "gpus": 1,
         "submit_time": 0,
         "estimated_duration": 100,
-        "planned_evals": 2,
+        "eval_interval": 10,
     }
     fields.update(changes)
     return JobSpec(**fields)  # type: ignore[arg-type]
@@ -55,7 +55,7 @@ BAD_FIELDS: list[tuple[Callable[..., object], str, object]] = [
     (spec, "gpus", 0),
     (spec, "gpus", -2),
     (spec, "estimated_duration", 0),
-    (spec, "planned_evals", 0),
+    (spec, "eval_interval", 0),
     (truth, "total_steps", 0),
     (truth, "duration", 0),
     (truth, "duration", -3),
@@ -77,7 +77,7 @@ def test_mod2_validators_name_field_and_value(
 
 def test_mod2_good_boundary_values_accepted() -> None:
     """MOD-2: the limits themselves are fine (job id and submit time 0, counts 1)."""
-    spec(job_id=0, submit_time=0, gpus=1, estimated_duration=1, planned_evals=1)
+    spec(job_id=0, submit_time=0, gpus=1, estimated_duration=1, eval_interval=1)
     truth(total_steps=1, duration=1, peak_fraction=0.0)
     observation(step=0, eval_score=math.nan)  # a failed evaluation is data (DET-3)
 
@@ -86,38 +86,36 @@ def two_observations(first: int = 10, second: int = 20) -> list[Observation]:
     return [observation(step=first), observation(step=second)]
 
 
-def test_mod2_job_needs_planned_evals_observations() -> None:
-    """MOD-2: exactly ``planned_evals`` observations, the message names the count."""
-    with pytest.raises(ValueError, match=r"observations.*planned_evals=2.*got 3"):
-        Job(spec(), truth(), [*two_observations(), observation(step=30)])
-    with pytest.raises(ValueError, match=r"observations.*got 1"):
-        Job(spec(), truth(), [observation()])
-
-
-def test_mod2_job_needs_planned_evals_quality_points() -> None:
-    """MOD-2: exactly ``planned_evals`` true-quality points."""
-    with pytest.raises(ValueError, match=r"quality.*planned_evals=2.*got 3"):
+def test_mod2_job_needs_one_quality_point_per_observation() -> None:
+    """MOD-2: at least one observation and one true-quality point per observation."""
+    with pytest.raises(ValueError, match=r"quality.*one entry per observation \(2\).*got 3"):
         Job(spec(), truth(quality=[0.1, 0.2, 0.3]), two_observations())
+    with pytest.raises(ValueError, match=r"quality.*\(3\).*got 2"):
+        Job(spec(), truth(), [*two_observations(), observation(step=30)])
+    with pytest.raises(ValueError, match="at least one"):
+        Job(spec(), truth(quality=[]), [])
 
 
-@pytest.mark.parametrize(("first", "second"), [(10, 10), (20, 10)])
+@pytest.mark.parametrize(("first", "second"), [(10, 10), (20, 10), (0, 0)])
 def test_mod2_observation_steps_strictly_increase(first: int, second: int) -> None:
-    """MOD-2: observation steps must strictly increase; the message shows them."""
-    with pytest.raises(ValueError, match="steps must strictly increase") as info:
+    """MOD-2: observation steps must strictly increase (and end above 0); the message shows
+    them."""
+    with pytest.raises(ValueError, match="steps must be > 0 and strictly increase") as info:
         Job(spec(), truth(), two_observations(first, second))
     assert str([first, second]) in str(info.value)
 
 
-def test_mod2_duration_at_least_planned_evals() -> None:
-    """MOD-2: duration >= planned evaluations (so checkpoints fall at distinct seconds)."""
-    with pytest.raises(ValueError, match=r"duration=1 must be >= planned_evals=2"):
+def test_mod2_duration_long_enough_for_distinct_checkpoints() -> None:
+    """MOD-2: checkpoints must fall at distinct seconds, so the duration must be long enough."""
+    with pytest.raises(ValueError, match=r"duration=1 is too short.*steps \[10, 20\]"):
         Job(spec(), truth(duration=1), two_observations())
-    Job(spec(), truth(duration=2), two_observations())  # equality is fine
+    Job(spec(), truth(duration=2), two_observations())  # one second each is fine
 
 
 @given(duration=st.integers(1, 10_000), data=st.data())
 def test_mod3_checkpoint_schedule(duration: int, data: st.DataObject) -> None:
-    """MOD-3: checkpoint i falls at floor(i * D / n) seconds; distinct; the last one at D."""
+    """MOD-3: the checkpoint at step s falls at floor(s * D / S) seconds, S the last step;
+    distinct; the last one at D. Evenly spaced steps give floor(i * D / n)."""
     n = data.draw(st.integers(1, min(duration, 50)))
     job = make_job(1, scores=[0.0] * n, duration=duration)
     services = [job.checkpoint_service(i) for i in range(1, n + 1)]
@@ -126,9 +124,21 @@ def test_mod3_checkpoint_schedule(duration: int, data: st.DataObject) -> None:
     assert all(a < b for a, b in itertools.pairwise(services))
     assert services[0] >= 1
     assert services[-1] == duration
+    assert job.checkpoints == n
     for bad in (0, n + 1, -1):
         with pytest.raises(ValueError, match="checkpoint index"):
             job.checkpoint_service(bad)
+
+
+def test_mod3_uneven_last_interval() -> None:
+    """MOD-3: a run that ends between two multiples of its interval has a shorter last gap."""
+    steps = [10, 20, 25]
+    job = Job(
+        spec(eval_interval=10),
+        truth(duration=50, quality=[0.0, 0.1, 0.2]),
+        [observation(step=s) for s in steps],
+    )
+    assert [job.checkpoint_service(i) for i in (1, 2, 3)] == [20, 40, 50]
 
 
 def test_mod3_checkpoint_steps() -> None:
@@ -171,7 +181,7 @@ NON_INTEGERS: list[tuple[Callable[..., object], str, object]] = [
     (spec, "estimated_duration", 99.9),
     (spec, "gpus", True),
     (spec, "job_id", "7"),
-    (spec, "planned_evals", 2.0),
+    (spec, "eval_interval", 2.0),
     (truth, "duration", 100.0),
     (truth, "total_steps", 20.5),
     (observation, "step", 10.0),

@@ -84,7 +84,7 @@ def replay_checks(sim: Simulator, overhead: int) -> None:
     assert ended == arrived == set(jobs)  # ENG-9
     assert not running
     for record in records_of(sim.log, LogKind.FINISH):  # after exactly its true duration
-        assert record.index == jobs[record.job_id].spec.planned_evals
+        assert record.index == jobs[record.job_id].checkpoints
 
 
 SCORE = st.one_of(st.integers(0, 3).map(float), st.just(math.nan))

@@ -200,7 +200,7 @@ class Reference:
                 ref.best_step, ref.best_score = obs.step, score
             ref.fired = ref.fired or ref.declines >= self.k
         self.emit("checkpoint", job.job_id, index)
-        n = job.spec.planned_evals
+        n = job.checkpoints
         if index == n:
             ref.status = "finished"
             self.free += job.spec.gpus
@@ -274,7 +274,7 @@ class Reference:
         ref.epoch += 1
         ref.resumed_at = self.now + (self.overhead if ref.preemptions else 0)  # ENG-11
         time = ref.resumed_at + job.checkpoint_service(ref.next_index) - ref.banked
-        rank = 0 if ref.next_index == job.spec.planned_evals else 1
+        rank = 0 if ref.next_index == job.checkpoints else 1
         self.schedule(time, rank, job_id, ref.next_index, ref.epoch)
         self.emit("start", job_id)
 

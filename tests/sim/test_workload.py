@@ -5,14 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalstop.core.errors import UnknownNameError
 from evalstop.core.model import JobKind
+from evalstop.sim.curves import rlhf_curves
 from evalstop.sim.workload import (
     GPU_CHOICES,
-    PLANNED_EVALS,
+    SECONDS_PER_STEP,
     WorkloadConfig,
+    curve_seeds,
+    curve_stream,
     expected_gpu_seconds,
     generate,
 )
+from evalstop.sim.worlds import CALIBRATED, PAPER, WORLDS, World, world_named
 
 
 def test_wrk1_same_seed_same_workload_other_seed_differs() -> None:
@@ -23,15 +28,26 @@ def test_wrk1_same_seed_same_workload_other_seed_differs() -> None:
 
 
 def test_wrk1_first_jobs_curves_do_not_depend_on_job_count() -> None:
-    """WRK-1: job i's curves come from a stream keyed by i."""
-    small = generate(WorkloadConfig(n_jobs=40), 11)
-    large = generate(WorkloadConfig(n_jobs=60), 11)
+    """WRK-1: job i's curves come from a stream keyed by i: redrawn from that stream at the
+    job's own checkpoints they are the job's, whatever the number of jobs."""
     compared = 0
-    for a, b in zip(small.jobs, large.jobs, strict=False):
-        if a.spec.kind is b.spec.kind and a.truth.hacking == b.truth.hacking:
-            np.testing.assert_array_equal(a.truth.quality, b.truth.quality)
+    for n_jobs in (40, 60):
+        config = WorkloadConfig(n_jobs=n_jobs)
+        for job in generate(config, 11).jobs[:30]:
+            if job.spec.kind is not JobKind.RLHF:
+                continue
+            steps = np.array([obs.step for obs in job.observations], dtype=np.float64)
+            redrawn = rlhf_curves(
+                steps / steps[-1],
+                hacking=job.truth.hacking,
+                world=config.world,
+                rng=curve_stream(curve_seeds(11), job.job_id),
+                eval_noise=config.sigma,
+                loss_noise=config.loss_noise,
+            )
+            np.testing.assert_array_equal(redrawn.quality, job.truth.quality)
             compared += 1
-    assert compared >= 5, "too few comparable jobs: the check would be vacuous"
+    assert compared >= 10, "too few comparable jobs: the check would be vacuous"
 
 
 def test_wrk2_poisson_arrivals_match_the_rate() -> None:
@@ -65,16 +81,16 @@ def test_wrk3_mix_and_hacking_share() -> None:
 
 
 def test_wrk4_sizes_follow_the_documented_laws() -> None:
-    """WRK-4: Gavel durations, GPUs by kind, evaluations by kind."""
+    """WRK-4: Gavel durations and GPUs by kind."""
     workload = generate(WorkloadConfig(n_jobs=3000), 5)
     durations = np.array([job.truth.duration for job in workload.jobs])
-    assert durations.min() >= int(60 * 10**1.5) - 1
+    # rounded down to whole steps (WRK-7): at most one step below the law's minimum
+    assert durations.min() >= int(60 * 10**1.5) - max(SECONDS_PER_STEP.values())
     assert durations.max() <= 60 * 10**4 + 1
     long_share = float(np.mean(durations > 60 * 10**3))
     assert abs(long_share - 0.2) < 0.03
     for job in workload.jobs:
         assert job.spec.gpus in GPU_CHOICES[job.spec.kind][0]
-        assert job.spec.planned_evals == PLANNED_EVALS[job.spec.kind]
     capped = generate(WorkloadConfig(n_jobs=200, gpus=4), 5)
     assert max(job.spec.gpus for job in capped.jobs) == 4
 
@@ -96,6 +112,8 @@ def test_wrk5_estimates_are_biased_and_noisy() -> None:
         ({"arrival_rate": 0.0}, "arrival_rate"),
         ({"hacking_share": 1.5}, "hacking_share"),
         ({"eval_noise": -0.1}, "eval_noise"),
+        ({"evals_per_run": 0}, "evals_per_run"),
+        ({"evals_per_run": 2.5}, "evals_per_run"),
         ({"mix": {JobKind.RLHF: -1.0}}, "mix"),
         ({"mix": {JobKind.RLHF: 0.0}}, "mix"),
     ],
@@ -110,3 +128,70 @@ def test_wrk6_negative_seed_is_rejected() -> None:
     """WRK-6: seeds are non-negative."""
     with pytest.raises(ValueError, match="seed"):
         generate(WorkloadConfig(n_jobs=1), -1)
+
+
+@pytest.mark.parametrize("world", ["paper", "calibrated"])
+def test_wrk7_evaluation_schedule(world: str) -> None:
+    """WRK-7: every eval_interval steps and at the end; the interval comes from the estimate
+    and the planned evaluations; the run is whole steps; RLHF plans the world's count."""
+    config = WorkloadConfig(n_jobs=2000, world=world)
+    workload = generate(config, 4)
+    counts = []
+    for job in workload.jobs:
+        per_step = SECONDS_PER_STEP[job.spec.kind]
+        steps = [obs.step for obs in job.observations]
+        interval = job.spec.eval_interval
+        planned = config.planned_evals(job.spec.kind)
+        assert interval == max(1, round(job.spec.estimated_duration / per_step / planned))
+        assert steps[:-1] == [interval * (i + 1) for i in range(len(steps) - 1)]
+        assert steps[-1] - interval <= (steps[-2] if len(steps) > 1 else 0) < steps[-1]
+        assert job.truth.total_steps == steps[-1]
+        assert job.truth.duration == steps[-1] * per_step
+        assert job.checkpoint_service(job.checkpoints) == job.truth.duration
+        if job.spec.kind is JobKind.RLHF:
+            counts.append(job.checkpoints)
+    # the estimate is 1.2 times the length on median: about planned / 1.2 evaluations happen
+    expected = WORLDS[world].rlhf_evals / 1.2
+    assert abs(float(np.median(counts)) - expected) <= 1.0
+    assert config.planned_evals(JobKind.DPO) == round(WORLDS[world].rlhf_evals / 2)
+
+
+def test_wrk7_evals_per_run_sets_the_density() -> None:
+    """WRK-7: evals_per_run replaces the world's planned RLHF evaluations."""
+    base = generate(WorkloadConfig(n_jobs=300), 2)
+    dense = generate(WorkloadConfig(n_jobs=300, evals_per_run=40), 2)
+    ratios = [
+        b.spec.eval_interval / d.spec.eval_interval
+        for b, d in zip(base.jobs, dense.jobs, strict=True)
+        if b.spec.kind is JobKind.RLHF and d.spec.eval_interval > 20
+    ]
+    assert ratios and abs(float(np.median(ratios)) - 4.0) < 0.2
+    assert [b.truth.duration for b in base.jobs] == [d.truth.duration for d in dense.jobs]
+
+
+def test_wld1_named_worlds() -> None:
+    """WLD-1: two named worlds; an unknown name is an UnknownNameError listing the names."""
+    assert set(WORLDS) == {"paper", "calibrated"}
+    assert world_named("paper") is PAPER and world_named("calibrated") is CALIBRATED
+    with pytest.raises(UnknownNameError, match="calibrated, paper"):
+        world_named("real")
+    with pytest.raises(ValueError, match="turn_range"):
+        World("x", (0.5, 0.2), 1.0, 0.0, 10, 0.02)
+    with pytest.raises(ValueError, match="plateau_share"):
+        World("x", (0.2, 0.5), 1.0, 1.5, 10, 0.02)
+
+
+def test_wld2_config_takes_a_world_by_name_and_overrides() -> None:
+    """WLD-2: world by name or value; eval_noise and evals_per_run override its defaults."""
+    assert WorkloadConfig().world is PAPER
+    config = WorkloadConfig(world="calibrated")
+    assert config.world is CALIBRATED
+    assert config.sigma == CALIBRATED.eval_noise
+    assert config.rlhf_evals == CALIBRATED.rlhf_evals
+    tuned = WorkloadConfig(world=CALIBRATED, eval_noise=0.0, evals_per_run=40)
+    assert (tuned.sigma, tuned.rlhf_evals) == (0.0, 40)
+    with pytest.raises(UnknownNameError):
+        WorkloadConfig(world="nope")
+    assert generate(WorkloadConfig(n_jobs=30, world="paper"), 1) != generate(
+        WorkloadConfig(n_jobs=30, world="calibrated"), 1
+    )

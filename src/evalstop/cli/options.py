@@ -8,6 +8,7 @@ import math
 from evalstop.cli.errors import CliError
 from evalstop.core.model import JobKind
 from evalstop.sim.workload import DEFAULT_MIX, WorkloadConfig
+from evalstop.sim.worlds import PAPER, WORLDS
 
 __all__ = ["add_workload_arguments", "parse_mix", "workload_config"]
 
@@ -72,8 +73,23 @@ def add_workload_arguments(parser: argparse.ArgumentParser, *, jobs: int = 1000)
     group.add_argument(
         "--noise",
         type=float,
-        default=0.02,
-        help="eval-score noise sigma, in units of a run's peak quality gain (default 0.02)",
+        default=None,
+        help="eval-score noise sigma, in units of a run's gain (default: the world's, "
+        f"{', '.join(f'{w.name} {w.eval_noise:g}' for w in WORLDS.values())})",
+    )
+    group.add_argument(
+        "--world",
+        choices=sorted(WORLDS),
+        default=PAPER.name,
+        help="the simulated world: curves, evaluation density and default noise "
+        f"(default {PAPER.name}; see spec/curves.md CRV-7)",
+    )
+    group.add_argument(
+        "--evals-per-run",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluations planned over an RLHF run's estimated length (default: the world's)",
     )
     group.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
 
@@ -92,7 +108,14 @@ def workload_config(args: argparse.Namespace) -> WorkloadConfig:
             0.0 <= args.hacking_share <= 1.0,
             f"--hacking-share must be in [0, 1], got {args.hacking_share}",
         ),
-        (args.noise >= 0 and math.isfinite(args.noise), f"--noise must be >= 0, got {args.noise}"),
+        (
+            args.noise is None or (args.noise >= 0 and math.isfinite(args.noise)),
+            f"--noise must be >= 0, got {args.noise}",
+        ),
+        (
+            args.evals_per_run is None or args.evals_per_run >= 1,
+            f"--evals-per-run must be >= 1, got {args.evals_per_run}",
+        ),
         (args.seed >= 0, f"--seed must be >= 0, got {args.seed}"),
     ]
     for ok, message in checks:
@@ -106,4 +129,6 @@ def workload_config(args: argparse.Namespace) -> WorkloadConfig:
         mix=args.mix,
         hacking_share=args.hacking_share,
         eval_noise=args.noise,
+        world=args.world,
+        evals_per_run=args.evals_per_run,
     )

@@ -43,10 +43,10 @@ class EventKind(enum.IntEnum):
 
 OBSERVABLE_SPEC_FIELDS: tuple[str, ...] = (
     "estimated_duration",
+    "eval_interval",
     "gpus",
     "job_id",
     "kind",
-    "planned_evals",
     "submit_time",
 )
 """The whitelist: the :class:`JobSpec` fields a view may copy (spec ``BND-2``)."""
@@ -106,7 +106,7 @@ class JobView:
     gpus: int
     submit_time: int
     estimated_duration: int
-    planned_evals: int
+    eval_interval: int
     evals_done: int = 0
     service: int = 0
     running_since: int | None = None
@@ -165,7 +165,7 @@ class JobView:
             gpus=self.gpus,
             submit_time=self.submit_time,
             estimated_duration=self.estimated_duration,
-            planned_evals=self.planned_evals,
+            eval_interval=self.eval_interval,
             evals_done=index,
             service=service,
             running_since=now,

@@ -98,8 +98,9 @@ class JobSpec:
         submit_time: arrival time in seconds.
         estimated_duration: the user's estimate of the job's service time in seconds (noisy
             and biased; the true duration is hidden).
-        planned_evals: how many evaluation checkpoints the job's config schedules; the last
-            one is at the end of the run.
+        eval_interval: the job's evaluation interval in training steps (a setting of its
+            config); the number of evaluations it will make is hidden, since it reveals the
+            true length (spec ``MOD-3``).
     """
 
     job_id: JobId = attrs.field(validator=_non_negative)
@@ -107,7 +108,7 @@ class JobSpec:
     gpus: int = attrs.field(validator=_positive)
     submit_time: int = attrs.field(validator=_non_negative)
     estimated_duration: int = attrs.field(validator=_positive)
-    planned_evals: int = attrs.field(validator=_positive)
+    eval_interval: int = attrs.field(validator=_positive)
 
 
 @attrs.frozen(slots=True)
@@ -165,38 +166,46 @@ class Job:
     observations: tuple[Observation, ...] = attrs.field(converter=_to_observations)
 
     def __attrs_post_init__(self) -> None:
-        n = self.spec.planned_evals
-        if len(self.observations) != n:
-            raise ValueError(
-                f"observations must have planned_evals={n} entries, got {len(self.observations)}"
-            )
+        n = len(self.observations)
+        if n == 0:
+            raise ValueError("observations must have at least one entry, got 0")
         if len(self.truth.quality) != n:
             raise ValueError(
-                f"truth.quality must have planned_evals={n} entries, got {len(self.truth.quality)}"
+                f"truth.quality must have one entry per observation ({n}), "
+                f"got {len(self.truth.quality)}"
             )
         steps = [obs.step for obs in self.observations]
-        if any(b <= a for a, b in itertools.pairwise(steps)):
-            raise ValueError(f"observation steps must strictly increase, got {steps}")
-        if self.truth.duration < n:
+        if any(b <= a for a, b in itertools.pairwise(steps)) or steps[-1] <= 0:
+            raise ValueError(f"observation steps must be > 0 and strictly increase, got {steps}")
+        services = [self.checkpoint_service(i) for i in range(1, n + 1)]
+        if any(b <= a for a, b in itertools.pairwise([0, *services])):
             raise ValueError(
-                f"truth.duration={self.truth.duration} must be >= planned_evals={n} "
-                "so that checkpoints fall at distinct seconds"
+                f"truth.duration={self.truth.duration} is too short for checkpoints at "
+                f"steps {steps}: they must fall at distinct seconds"
             )
 
     @property
     def job_id(self) -> JobId:
         return self.spec.job_id
 
+    @property
+    def checkpoints(self) -> int:
+        """How many checkpoints the job reports (hidden: the last one is the end of the run)."""
+        return len(self.observations)
+
     def checkpoint_service(self, index: int) -> int:
         """Service seconds after which checkpoint ``index`` (1-based) is reached.
 
-        Checkpoints split the true duration evenly (floor division), the last one exactly at
-        the end of the run (spec ``MOD-3``).
+        Training steps take equal time: the checkpoint at step ``s`` comes after
+        ``floor(s * D / S)`` seconds, ``D`` the true duration and ``S`` the last checkpoint's
+        step, which is the end of the run (spec ``MOD-3``).
         """
-        n = self.spec.planned_evals
+        n = len(self.observations)
         if not 1 <= index <= n:
             raise ValueError(f"checkpoint index must be in [1, {n}], got {index}")
-        return (index * self.truth.duration) // n
+        return (self.observations[index - 1].step * self.truth.duration) // self.observations[
+            -1
+        ].step
 
     def checkpoint_step(self, index: int) -> int:
         """Training step of checkpoint ``index`` (1-based)."""

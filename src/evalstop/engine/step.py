@@ -48,7 +48,7 @@ def _queue_position(queued: Sequence[JobId], views: Mapping[JobId, ActiveJob], j
 
 
 def _checkpoint_event(time: int, job: Job, index: int, epoch: int) -> Event:
-    kind = EventKind.COMPLETION if index == job.spec.planned_evals else EventKind.CHECKPOINT
+    kind = EventKind.COMPLETION if index == job.checkpoints else EventKind.CHECKPOINT
     return Event(time, kind, job.job_id, index, epoch)
 
 
@@ -128,7 +128,7 @@ def step(world: World, state: SimState, event: Event) -> Transition:
                 score=obs.eval_score,
             )
         )
-        if index == job.spec.planned_evals:
+        if index == job.checkpoints:
             running.remove(job_id)
             free = release(free, job.spec.gpus, state.total_gpus)
             del active[job_id]

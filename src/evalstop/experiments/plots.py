@@ -124,8 +124,8 @@ def _curves_plot(plt: Any, settings: Settings, path: Path) -> None:
         if job is None:
             continue
         label = "hacking" if hacking else "healthy"
-        n = job.spec.planned_evals
-        x = np.arange(1, n + 1) / n
+        last = job.observations[-1].step
+        x = np.array([o.step / last for o in job.observations])
         axes[0].plot(
             x,
             [o.eval_score for o in job.observations],

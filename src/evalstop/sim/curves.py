@@ -1,19 +1,25 @@
-"""Synthetic training curves after Gao, Schulman & Hilton (2023).
+"""Synthetic training curves after Gao, Schulman & Hilton (2023), in two named worlds.
 
-RLHF gold quality follows the RL form of Gao et al.: ``R(d) = d (alpha - beta ln d)`` with
-``d = sqrt(KL(pi || pi_init))`` growing linearly in training steps. It peaks at
-``d* = exp(alpha / beta - 1)`` with ``R(d*) = beta d*``. Normalising by that peak and writing
-``x = d / d*`` gives one universal shape, ``g(x) = x (1 - ln x)``: 0 at the start, 1 at the
-peak (x = 1), back to 0 at x = e and negative beyond. ``alpha`` and ``beta`` therefore only
-set where the peak lies in KL units; whether a run hacks is decided by where its last step
-falls relative to the peak (spec ``CRV-1``, ``CRV-2``).
+Every RLHF run, hacking or healthy, is drawn from the same distributions up to its *turn*
+(spec ``CRV-1``, ``CRV-2``): an initial quality ``q0``, a gain ``G``, the position ``P`` of the
+peak of its rise and the fraction ``p`` of the run at which it turns. Before the turn its true
+quality is ``q0 + G r(t)`` with the rise ``r(t) = g(t / P) / g(1 / P)``, Gao et al.'s RL gold
+curve ``g(x) = x (1 - ln x)`` of a run whose peak lies ``P`` run lengths away (so ``r(1) = 1``).
+The hidden label shows only after the turn:
 
-The proxy reward keeps rising (linearly in d, as Gao et al. observe for RL) and the training
-loss keeps falling whatever the gold quality does (``CRV-3``): the decoupling the paper is
-about. DPO and LoRA quality saturates and never declines (``CRV-4``).
+- a *hacking* run collapses: ``q0 + G r(p) g(1 + kappa (t - p) / p)``, Gao's post-peak shape
+  (``kappa = 1`` is Gao's own speed), so it peaks at ``p`` and falls;
+- a *healthy* run keeps rising along ``r`` through the end, or, with the world's plateau share,
+  plateaus: it keeps a residual rise of :data:`PLATEAU_SLOPE` of the rise's slope at the turn,
+  far below any noise, so its true peak is still its last checkpoint.
 
-All functions are vectorised over a run's checkpoint fractions and draw randomness only from
-the ``numpy.random.Generator`` they are given.
+Nothing before the turn depends on the label, so neither the level of a checkpoint nor the
+proxy reward or the loss at the first checkpoint tells hacking from healthy (``CRV-6``).
+
+The proxy reward rises linearly in the same KL clock ``t / P`` and the loss falls whatever the
+gold quality does (``CRV-3``). DPO and LoRA quality saturates (``CRV-4``). Eval noise is
+Gaussian with standard deviation ``sigma G`` (``CRV-5``). All functions draw randomness only
+from the ``numpy.random.Generator`` they are given, in the same order whatever the label.
 """
 
 from __future__ import annotations
@@ -24,11 +30,16 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from evalstop.sim.worlds import World
+
 __all__ = [
     "ALPHA_RL",
     "BETA_RL_RANGE",
-    "HACKING_PEAK_RANGE",
-    "HEALTHY_PEAK_RANGE",
+    "GAIN_RANGE",
+    "HALF_LOSS_X",
+    "INITIAL_RANGE",
+    "PLATEAU_SLOPE",
+    "RISE_PEAK_RANGE",
     "CurveSample",
     "gold_shape",
     "loss_curve",
@@ -44,13 +55,26 @@ ALPHA_RL = 0.38
 BETA_RL_RANGE = (0.118, 0.175)
 """Gao et al. 2023: beta_RL from ~0.175 (small reward model) to ~0.118 (3B reward model)."""
 
-HACKING_PEAK_RANGE = (0.25, 0.75)
-"""Where a hacking run's true quality peaks, as a fraction of its steps: inside the run, with
-at least a quarter of the run after the peak so the collapse is part of the run."""
+RISE_PEAK_RANGE = (1.5, 4.0)
+"""Where the rise ``r`` would peak, in run lengths: beyond the last step (a bigger reward model
+or a tighter KL budget moves Gao's d* out; Gao et al. Fig. 1). Same for both labels."""
 
-HEALTHY_PEAK_RANGE = (1.5, 4.0)
-"""Where a healthy run's peak would be, as a multiple of its length: beyond the last step
-(a bigger reward model or a tighter KL budget moves d* out; Gao et al. Fig. 1)."""
+INITIAL_RANGE = (0.456, 0.516)
+"""Initial eval score ``q0``: the range of the first values of the real 0-1 gold metrics
+(PAR win rate vs SFT, GSM8K accuracy; ``docs/scripts/calibration.py``). Same for both
+labels and both worlds."""
+
+GAIN_RANGE = (0.085, 0.228)
+"""Gain ``G`` (eval-score units): the range of the real 0-1 gold metrics' gains from first
+value to peak (same data). Same for both labels and both worlds."""
+
+HALF_LOSS_X = 2.1555
+"""``g(HALF_LOSS_X) = 0.5``: Gao's curve has lost half its peak at 2.1555 times the peak's KL
+distance (the calibration converts a measured half-loss time into a decline rate with it)."""
+
+PLATEAU_SLOPE = 0.05
+"""A plateaued healthy run keeps rising at this fraction of its rise's slope at the turn: far
+below noise, but its true peak stays at its last checkpoint (a healthy run wastes nothing)."""
 
 
 def gold_shape(x: FloatArray) -> FloatArray:
@@ -66,7 +90,8 @@ class CurveSample:
 
     ``quality`` is noise-free; ``eval_score``, ``loss`` and ``proxy_reward`` are what the
     checkpoints report. ``peak_fraction`` is where the continuous quality curve peaks as a
-    fraction of the run (> 1 when beyond the end).
+    fraction of the run (> 1 when beyond the end); ``gain`` is the run's ``G``, the unit of
+    its eval noise.
     """
 
     quality: FloatArray
@@ -74,6 +99,7 @@ class CurveSample:
     loss: FloatArray
     proxy_reward: FloatArray | None
     peak_fraction: float
+    gain: float
 
 
 def loss_curve(fractions: FloatArray, rng: np.random.Generator, noise: float) -> FloatArray:
@@ -92,31 +118,63 @@ def loss_curve(fractions: FloatArray, rng: np.random.Generator, noise: float) ->
     return result
 
 
+def _rise(t: FloatArray, rise_peak: float) -> FloatArray:
+    """``r(t) = g(t / P) / g(1 / P)``: 0 at the start, 1 at the end of the run."""
+    scale = float(gold_shape(np.array([1.0 / rise_peak]))[0])
+    return gold_shape(t / rise_peak) / scale
+
+
+def _after_turn(
+    t: FloatArray, turn: float, rise_peak: float, shape: str, decline_rate: float
+) -> FloatArray:
+    """The normalised quality ``(q - q0) / G`` at run fractions ``t`` (CRV-1, CRV-2)."""
+    rise = _rise(t, rise_peak)
+    at_turn = float(_rise(np.array([turn]), rise_peak)[0])
+    after = t > turn
+    if shape == "rising":
+        return rise
+    if shape == "collapse":
+        x = 1.0 + decline_rate * (t - turn) / turn
+        return np.where(after, at_turn * gold_shape(x), rise)
+    # plateau: a residual rise at PLATEAU_SLOPE of r'(turn) = -ln(turn / P) / (P g(1 / P))
+    scale = float(gold_shape(np.array([1.0 / rise_peak]))[0])
+    slope = -math.log(turn / rise_peak) / (rise_peak * scale)
+    return np.where(after, at_turn + PLATEAU_SLOPE * slope * (t - turn), rise)
+
+
 def rlhf_curves(
     fractions: FloatArray,
     *,
     hacking: bool,
+    world: World,
     rng: np.random.Generator,
     eval_noise: float,
     loss_noise: float,
 ) -> CurveSample:
     """Curves of one RLHF run at checkpoint ``fractions`` of its steps (CRV-1, CRV-2).
 
-    The peak fraction is drawn from :data:`HACKING_PEAK_RANGE` for a hacking run and from
-    :data:`HEALTHY_PEAK_RANGE` for a healthy one; beta from :data:`BETA_RL_RANGE`. Eval score
-    = gold quality (normalised: 0 at the initial policy, 1 at the run's potential peak) plus
-    Gaussian noise of standard deviation ``eval_noise``.
+    Draws, in this order and whatever the label: ``q0``, ``G``, ``P``, ``p``, beta, the
+    plateau draw, the noise of eval and proxy, the proxy's offset and the loss.
     """
-    low, high = HACKING_PEAK_RANGE if hacking else HEALTHY_PEAK_RANGE
-    peak_fraction = float(rng.uniform(low, high))
+    q0 = float(rng.uniform(*INITIAL_RANGE))
+    gain = float(rng.uniform(*GAIN_RANGE))
+    rise_peak = float(rng.uniform(*RISE_PEAK_RANGE))
+    turn = float(rng.uniform(*world.turn_range))
     beta = float(rng.uniform(*BETA_RL_RANGE))
-    x = fractions / peak_fraction
-    quality = gold_shape(x)
-    eval_score = quality + eval_noise * rng.standard_normal(len(fractions))
-    # Proxy reward: linear in d, in the same normalised units: alpha d / (beta d*).
-    proxy = (ALPHA_RL / beta) * x + eval_noise * rng.standard_normal(len(fractions))
+    plateau = bool(rng.random() < world.plateau_share)
+    eval_eps = rng.standard_normal(len(fractions))
+    proxy_eps = rng.standard_normal(len(fractions))
+    proxy_start = float(rng.uniform(-1.0, 0.0))
+    shape = "collapse" if hacking else ("plateau" if plateau else "rising")
+    normalised = _after_turn(fractions, turn, rise_peak, shape, world.decline_rate)
+    quality = q0 + gain * normalised
+    eval_score = quality + eval_noise * gain * eval_eps
+    # Proxy reward: linear in d (Gao et al.), d = t / P in the same clock as the rise.
+    proxy = proxy_start + gain * (ALPHA_RL / beta) * fractions / rise_peak
+    proxy = proxy + eval_noise * gain * proxy_eps
     loss = loss_curve(fractions, rng, loss_noise)
-    return CurveSample(quality, eval_score, loss, proxy, peak_fraction)
+    peak_fraction = turn if hacking else (1.0 if plateau else rise_peak)
+    return CurveSample(quality, eval_score, loss, proxy, peak_fraction, gain)
 
 
 def saturating_curves(
@@ -129,10 +187,13 @@ def saturating_curves(
     """Curves of a DPO or LoRA run: quality ``1 - exp(-r t)`` rises and saturates (CRV-4).
 
     ``r ~ U(2, 5)``: most of the gain comes in the first half of the run, then it plateaus;
-    normalised to 1 at the end of the run. It never declines, so its peak is its last step.
+    ``q0 + G (1 - exp(-r t)) / (1 - exp(-r))`` with ``q0``, ``G`` as for RLHF. It never
+    declines, so its peak is its last step.
     """
+    q0 = float(rng.uniform(*INITIAL_RANGE))
+    gain = float(rng.uniform(*GAIN_RANGE))
     rate = rng.uniform(2.0, 5.0)
-    quality = (1.0 - np.exp(-rate * fractions)) / (1.0 - math.exp(-rate))
-    eval_score = quality + eval_noise * rng.standard_normal(len(fractions))
+    quality = q0 + gain * (1.0 - np.exp(-rate * fractions)) / (1.0 - math.exp(-rate))
+    eval_score = quality + eval_noise * gain * rng.standard_normal(len(fractions))
     loss = loss_curve(fractions, rng, loss_noise)
-    return CurveSample(quality, eval_score, loss, None, 1.0)
+    return CurveSample(quality, eval_score, loss, None, 1.0, gain)

@@ -15,7 +15,14 @@ Distributions and their sources (each is a field of :class:`WorkloadConfig`):
 - GPUs per job: by kind. LoRA adapters are small (1 GPU 80%, 2 GPUs 20%); DPO holds a policy
   and a frozen reference (1: 30%, 2: 40%, 4: 30%); RLHF holds policy, reference, reward and
   value models (4: 50%, 8: 50%);
-- evaluations: every 10% of an RLHF run, every 20% of DPO and LoRA runs;
+- evaluation schedule (``WRK-7``): a job evaluates every ``eval_interval`` steps, a setting of
+  its config that its user chose from the *estimated* length: the estimated steps over the
+  evaluations the user plans (the world's ``rlhf_evals``, or ``evals_per_run``, for RLHF and
+  half as many for DPO and LoRA), and once more at the end of the run. The interval therefore
+  says nothing about the true length that the estimate does not; the number of evaluations a
+  job will make is hidden. Steps take ``SECONDS_PER_STEP`` seconds and a run is a whole number
+  of steps;
+- curves: the world's (``evalstop.sim.worlds``, ``evalstop.sim.curves``);
 - estimated duration: true duration times a log-normal factor with median 1.2 and log-sd 0.5
   (users over-estimate run times and are often far off; Tsafrir, Etsion & Feitelson 2007).
 """
@@ -30,16 +37,19 @@ import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
 from evalstop.sim.curves import CurveSample, rlhf_curves, saturating_curves
+from evalstop.sim.worlds import PAPER, World, world_named
 
 __all__ = [
     "DEFAULT_MIX",
     "GPU_CHOICES",
-    "PLANNED_EVALS",
     "SECONDS_PER_STEP",
     "Workload",
     "WorkloadConfig",
+    "curve_seeds",
+    "curve_stream",
     "expected_gpu_seconds",
     "generate",
+    "schedule",
 ]
 
 DEFAULT_MIX: Mapping[JobKind, float] = {JobKind.RLHF: 0.6, JobKind.DPO: 0.25, JobKind.LORA: 0.15}
@@ -50,11 +60,9 @@ GPU_CHOICES: Mapping[JobKind, tuple[tuple[int, ...], tuple[float, ...]]] = {
     JobKind.RLHF: ((4, 8), (0.5, 0.5)),
 }
 
-PLANNED_EVALS: Mapping[JobKind, int] = {JobKind.LORA: 5, JobKind.DPO: 5, JobKind.RLHF: 10}
-
 SECONDS_PER_STEP: Mapping[JobKind, int] = {JobKind.LORA: 2, JobKind.DPO: 6, JobKind.RLHF: 20}
 """Seconds per optimisation step (RLHF steps include rollout generation); only sets step
-numbers, which the detectors report but do not use."""
+numbers and the evaluation interval in steps."""
 
 SHORT_PROBABILITY = 0.8
 SHORT_EXPONENT = (1.5, 3.0)
@@ -99,6 +107,24 @@ def _optional_positive(
         raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
 
 
+def _optional_non_negative(
+    _inst: object, attribute: attrs.Attribute[float | None], value: object
+) -> None:
+    if value is not None and not (
+        isinstance(value, float | int) and value >= 0 and math.isfinite(value)
+    ):
+        raise ValueError(f"{attribute.name} must be >= 0 or None, got {value!r}")
+
+
+def _optional_count(_inst: object, attribute: attrs.Attribute[int | None], value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{attribute.name} must be an integer >= 1 or None, got {value!r}")
+
+
+def _to_world(value: str | World) -> World:
+    return value if isinstance(value, World) else world_named(value)
+
+
 def _freeze_mix(value: Mapping[JobKind, float]) -> Mapping[JobKind, float]:
     return {kind: float(value[kind]) for kind in JobKind if kind in value}
 
@@ -109,6 +135,9 @@ class WorkloadConfig:
 
     ``arrival_rate`` is in jobs per hour; when None it is set so that the offered load
     (expected GPU-seconds demanded per second over the cluster's GPUs) equals ``load``.
+    ``world`` is a :class:`~evalstop.sim.worlds.World` or its name (``"paper"``, the default,
+    or ``"calibrated"``); ``eval_noise`` and ``evals_per_run`` override the world's sigma and
+    planned RLHF evaluations when set (spec ``WLD-2``).
     """
 
     n_jobs: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
@@ -119,8 +148,26 @@ class WorkloadConfig:
         default=DEFAULT_MIX, converter=_freeze_mix, validator=_check_mix
     )
     hacking_share: float = attrs.field(default=0.6, validator=_check_fraction)
-    eval_noise: float = attrs.field(default=0.02, validator=_check_non_negative)
+    eval_noise: float | None = attrs.field(default=None, validator=_optional_non_negative)
     loss_noise: float = attrs.field(default=0.01, validator=_check_non_negative)
+    world: World = attrs.field(default=PAPER, converter=_to_world)
+    evals_per_run: int | None = attrs.field(default=None, validator=_optional_count)
+
+    @property
+    def sigma(self) -> float:
+        """The eval noise in use: ``eval_noise``, or the world's default when it is None."""
+        return self.world.eval_noise if self.eval_noise is None else float(self.eval_noise)
+
+    @property
+    def rlhf_evals(self) -> int:
+        """Evaluations planned over an RLHF run's estimated length."""
+        return self.world.rlhf_evals if self.evals_per_run is None else self.evals_per_run
+
+    def planned_evals(self, kind: JobKind) -> int:
+        """Evaluations planned over a run of ``kind``: :attr:`rlhf_evals` for RLHF, half as
+        many (rounded, at least 1) for DPO and LoRA (WRK-7)."""
+        n = self.rlhf_evals
+        return n if kind is JobKind.RLHF else max(1, round(n / 2))
 
     def mix_probabilities(self) -> tuple[tuple[JobKind, ...], np.ndarray]:
         """Job kinds and their normalised probabilities."""
@@ -164,20 +211,83 @@ class Workload:
 
 
 def _curves(
-    kind: JobKind, hacking: bool, n: int, rng: np.random.Generator, config: WorkloadConfig
+    kind: JobKind,
+    hacking: bool,
+    fractions: np.ndarray,
+    rng: np.random.Generator,
+    config: WorkloadConfig,
 ) -> CurveSample:
-    fractions = np.arange(1, n + 1, dtype=np.float64) / n
     if kind is JobKind.RLHF:
         return rlhf_curves(
             fractions,
             hacking=hacking,
+            world=config.world,
             rng=rng,
-            eval_noise=config.eval_noise,
+            eval_noise=config.sigma,
             loss_noise=config.loss_noise,
         )
     return saturating_curves(
-        fractions, rng=rng, eval_noise=config.eval_noise, loss_noise=config.loss_noise
+        fractions, rng=rng, eval_noise=config.sigma, loss_noise=config.loss_noise
     )
+
+
+def schedule(
+    kind: JobKind, drawn_duration: int, estimate: int, config: WorkloadConfig
+) -> tuple[int, int, list[int]]:
+    """``(duration, eval_interval, checkpoint steps)`` of a job (WRK-7).
+
+    The run is ``max(1, drawn_duration // SECONDS_PER_STEP[kind])`` whole steps; the interval
+    is the estimated steps over the planned evaluations, rounded, at least 1; checkpoints fall
+    at every multiple of the interval before the end and at the last step.
+    """
+    per_step = SECONDS_PER_STEP[kind]
+    total_steps = max(1, drawn_duration // per_step)
+    interval = max(1, round(estimate / per_step / config.planned_evals(kind)))
+    return total_steps * per_step, interval, [*range(interval, total_steps, interval), total_steps]
+
+
+def curve_stream(curves_seq: np.random.SeedSequence, index: int) -> np.random.Generator:
+    """The random stream of job ``index``'s curves: keyed by the index alone (WRK-1)."""
+    return np.random.default_rng(
+        np.random.SeedSequence(curves_seq.entropy, spawn_key=(*curves_seq.spawn_key, index))
+    )
+
+
+def curve_seeds(seed: int) -> np.random.SeedSequence:
+    """The parent of every job's curve stream in the workload of ``seed`` (WRK-1)."""
+    return np.random.SeedSequence(seed).spawn(2)[1]
+
+
+def _job(
+    i: int,
+    spec: JobSpec,
+    drawn_duration: int,
+    hacking: bool,
+    curves_seq: np.random.SeedSequence,
+    config: WorkloadConfig,
+) -> Job:
+    duration, interval, steps = schedule(spec.kind, drawn_duration, spec.estimated_duration, config)
+    curve_rng = curve_stream(curves_seq, i)
+    fractions = np.array(steps, dtype=np.float64) / steps[-1]
+    sample = _curves(spec.kind, hacking, fractions, curve_rng, config)
+    proxy = sample.proxy_reward
+    observations = tuple(
+        Observation(
+            step=step,
+            eval_score=float(sample.eval_score[j]),
+            loss=float(sample.loss[j]),
+            proxy_reward=None if proxy is None else float(proxy[j]),
+        )
+        for j, step in enumerate(steps)
+    )
+    truth = JobTruth(
+        total_steps=steps[-1],
+        duration=duration,
+        hacking=hacking,
+        quality=sample.quality,
+        peak_fraction=sample.peak_fraction,
+    )
+    return Job(attrs.evolve(spec, eval_interval=interval), truth, observations)
 
 
 def generate(config: WorkloadConfig, seed: int) -> Workload:
@@ -208,38 +318,14 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
         kind = kinds[int(kind_index[i])]
         choices, weights = GPU_CHOICES[kind]
         gpus = choices[int(np.searchsorted(np.cumsum(weights), gpu_draw[i], side="right"))]
-        hacking = kind is JobKind.RLHF and bool(hacking_draw[i] < config.hacking_share)
-        n_evals = PLANNED_EVALS[kind]
-        job_duration = max(int(duration[i]), n_evals)
-        curve_rng = np.random.default_rng(
-            np.random.SeedSequence(curves_seq.entropy, spawn_key=(*curves_seq.spawn_key, i))
-        )
-        sample = _curves(kind, hacking, n_evals, curve_rng, config)
-        steps_per_eval = max(1, job_duration // (n_evals * SECONDS_PER_STEP[kind]))
-        proxy = sample.proxy_reward
-        observations = tuple(
-            Observation(
-                step=steps_per_eval * (j + 1),
-                eval_score=float(sample.eval_score[j]),
-                loss=float(sample.loss[j]),
-                proxy_reward=None if proxy is None else float(proxy[j]),
-            )
-            for j in range(n_evals)
-        )
         spec = JobSpec(
             job_id=i,
             kind=kind,
             gpus=min(gpus, config.gpus),
             submit_time=int(submit[i]),
             estimated_duration=int(estimate[i]),
-            planned_evals=n_evals,
+            eval_interval=1,
         )
-        truth = JobTruth(
-            total_steps=steps_per_eval * n_evals,
-            duration=job_duration,
-            hacking=hacking,
-            quality=sample.quality,
-            peak_fraction=sample.peak_fraction,
-        )
-        jobs.append(Job(spec, truth, observations))
+        hacking = kind is JobKind.RLHF and bool(hacking_draw[i] < config.hacking_share)
+        jobs.append(_job(i, spec, int(duration[i]), hacking, curves_seq, config))
     return Workload(config, seed, tuple(jobs))

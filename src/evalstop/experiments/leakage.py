@@ -1,0 +1,219 @@
+"""The leakage audit: does the first checkpoint give away the hidden label or the true length?
+
+The information boundary (spec ``BND-1``) hides a job's hacking label and true duration. A
+workload can still leak them through what *is* observable, so the audit measures, over the
+jobs of generated workloads (spec ``LEAK``):
+
+- for each observable of an RLHF job at its first checkpoint (eval score, proxy reward, loss,
+  step, service, estimated duration and progress, GPUs, evaluation interval), the Mann-Whitney
+  AUC of that value for the hacking label, folded to ``max(auc, 1 - auc)``: 0.5 says nothing,
+  1.0 separates the labels perfectly (``LEAK-1``);
+- the median relative error of simple predictors of the true duration, fitted per job kind on
+  the even-numbered jobs and scored on the odd ones: a constant times one observable (the
+  median ratio), and a log-linear least-squares fit on the logs of several. The best predictor
+  that may use everything observable at the first checkpoint is compared with the best one
+  that uses the estimated duration alone, fitted the same way (``LEAK-2``): the first
+  checkpoint must not tell the platform more about the length than its own estimate does.
+
+This module reads hidden truth (labels, durations), as metrics do; it never feeds a policy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from evalstop.core.model import Job, JobKind
+
+__all__ = [
+    "AUC_LIMIT",
+    "ERROR_MARGIN",
+    "LABEL_OBSERVABLES",
+    "Leakage",
+    "audit",
+    "first_checkpoint",
+    "label_aucs",
+    "length_errors",
+    "mann_whitney_auc",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+AUC_LIMIT = 0.65
+"""A first-checkpoint observable with a folded label AUC above this is a leak (LEAK-3)."""
+
+ERROR_MARGIN = 0.10
+"""A first-checkpoint length predictor more than 10% better than the estimate is a leak."""
+
+
+def _proxy(job: Job) -> float:
+    value = job.observations[0].proxy_reward
+    return math.nan if value is None else value
+
+
+LABEL_OBSERVABLES: Mapping[str, Callable[[Job], float]] = {
+    "eval_score": lambda job: job.observations[0].eval_score,
+    "proxy_reward": _proxy,
+    "loss": lambda job: job.observations[0].loss,
+    "step": lambda job: float(job.observations[0].step),
+    "service": lambda job: float(job.checkpoint_service(1)),
+    "estimated_duration": lambda job: float(job.spec.estimated_duration),
+    "estimated_progress": lambda job: min(
+        1.0, job.checkpoint_service(1) / job.spec.estimated_duration
+    ),
+    "gpus": lambda job: float(job.spec.gpus),
+    "eval_interval": lambda job: float(job.spec.eval_interval),
+}
+"""What a platform sees of a job at its first checkpoint, by name."""
+
+
+def mann_whitney_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """P(score of a positive > score of a negative) + half P(tie); NaN scores are left out.
+
+    NaN when either class is empty. Ranks are averaged over ties.
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    positive = np.asarray(labels, dtype=bool)
+    keep = np.isfinite(values)
+    values, positive = values[keep], positive[keep]
+    n_pos = int(positive.sum())
+    n_neg = len(values) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    ranks = np.empty(len(values), dtype=np.float64)
+    _, first, counts = np.unique(ordered, return_index=True, return_counts=True)
+    average = first + (counts - 1) / 2.0 + 1.0
+    ranks[order] = np.repeat(average, counts)
+    u = float(ranks[positive].sum()) - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)
+
+
+def first_checkpoint(job: Job) -> dict[str, float]:
+    """Every first-checkpoint observable of ``job`` by name."""
+    return {name: read(job) for name, read in LABEL_OBSERVABLES.items()}
+
+
+def label_aucs(jobs: Sequence[Job]) -> dict[str, float]:
+    """Folded label AUC of each first-checkpoint observable over the RLHF ``jobs`` (LEAK-1)."""
+    rlhf = [job for job in jobs if job.spec.kind is JobKind.RLHF]
+    labels = [job.truth.hacking for job in rlhf]
+    out: dict[str, float] = {}
+    for name, read in LABEL_OBSERVABLES.items():
+        auc = mann_whitney_auc([read(job) for job in rlhf], labels)
+        out[name] = max(auc, 1.0 - auc) if math.isfinite(auc) else math.nan
+    return out
+
+
+def _columns(jobs: Sequence[Job]) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    estimate = np.array([job.spec.estimated_duration for job in jobs], dtype=np.float64)
+    service = np.array([job.checkpoint_service(1) for job in jobs], dtype=np.float64)
+    step = np.array([job.observations[0].step for job in jobs], dtype=np.float64)
+    duration = np.array([job.truth.duration for job in jobs], dtype=np.float64)
+    return estimate, service, step, duration
+
+
+def _loglinear(train: list[FloatArray], target: FloatArray, test: list[FloatArray]) -> FloatArray:
+    design = np.column_stack([np.ones(len(target)), *[np.log(x) for x in train]])
+    coef, *_ = np.linalg.lstsq(design, np.log(target), rcond=None)
+    fitted: FloatArray = np.exp(np.column_stack([np.ones(len(test[0])), *map(np.log, test)]) @ coef)
+    return fitted
+
+
+def _predictions(train: Sequence[Job], test: Sequence[Job]) -> dict[str, tuple[bool, FloatArray]]:
+    """Each predictor's forecasts for ``test``: name -> (uses the estimate only, forecasts)."""
+    e_tr, s_tr, t_tr, d_tr = _columns(train)
+    e_te, s_te, t_te, _ = _columns(test)
+    return {
+        "estimate": (True, e_te),
+        "estimate x c": (True, float(np.median(d_tr / e_tr)) * e_te),
+        "log-linear(estimate)": (True, _loglinear([e_tr], d_tr, [e_te])),
+        "service x c": (False, float(np.median(d_tr / s_tr)) * s_te),
+        "step x c": (False, float(np.median(d_tr / t_tr)) * t_te),
+        "log-linear(estimate, service, step)": (
+            False,
+            _loglinear([e_tr, s_tr, t_tr], d_tr, [e_te, s_te, t_te]),
+        ),
+    }
+
+
+def length_errors(jobs: Sequence[Job]) -> dict[str, float]:
+    """Median relative error of each length predictor, fitted per kind on even job ids and
+    scored on odd ones (LEAK-2); kinds with fewer than 5 jobs in either half are left out."""
+    forecasts: dict[str, list[FloatArray]] = {}
+    truths: list[FloatArray] = []
+    for kind in JobKind:
+        train = [j for j in jobs if j.spec.kind is kind and j.job_id % 2 == 0]
+        test = [j for j in jobs if j.spec.kind is kind and j.job_id % 2 == 1]
+        if len(train) < 5 or len(test) < 5:
+            continue
+        truths.append(_columns(test)[3])
+        for name, (_, values) in _predictions(train, test).items():
+            forecasts.setdefault(name, []).append(values)
+    if not truths:
+        return {}
+    truth = np.concatenate(truths)
+    return {
+        name: float(np.median(np.abs(np.concatenate(parts) - truth) / truth))
+        for name, parts in forecasts.items()
+    }
+
+
+_ESTIMATE_ONLY = ("estimate x c", "log-linear(estimate)")
+
+
+@attrs.frozen(slots=True)
+class Leakage:
+    """The audit of one world (LEAK-1, LEAK-2, LEAK-3).
+
+    Attributes:
+        label_auc: folded label AUC per first-checkpoint observable, sorted by name.
+        label_auc_max: the largest of them.
+        length_errors: median relative error per length predictor, sorted by name.
+        length_error_first_checkpoint: the best predictor's, over everything observable at the
+            first checkpoint (the estimate included).
+        length_error_estimate: the best estimate-only predictor's (fitted the same way).
+        length_error_raw_estimate: the raw estimate's, as the platform receives it.
+        jobs: how many jobs the audit looked at.
+    """
+
+    label_auc: tuple[tuple[str, float], ...]
+    label_auc_max: float
+    length_errors: tuple[tuple[str, float], ...]
+    length_error_first_checkpoint: float
+    length_error_estimate: float
+    length_error_raw_estimate: float
+    jobs: int
+
+    @property
+    def label_leak(self) -> bool:
+        """True when some observable's folded AUC exceeds :data:`AUC_LIMIT`."""
+        return self.label_auc_max > AUC_LIMIT
+
+    @property
+    def length_leak(self) -> bool:
+        """True when the first checkpoint beats the estimate by more than ERROR_MARGIN."""
+        return self.length_error_first_checkpoint < (1 - ERROR_MARGIN) * self.length_error_estimate
+
+
+def audit(jobs: Sequence[Job]) -> Leakage:
+    """Audit ``jobs`` (typically several seeds' workloads of one world)."""
+    aucs = label_aucs(jobs)
+    errors = length_errors(jobs)
+    finite = [v for v in aucs.values() if math.isfinite(v)]
+    return Leakage(
+        label_auc=tuple(sorted(aucs.items())),
+        label_auc_max=max(finite) if finite else math.nan,
+        length_errors=tuple(sorted(errors.items())),
+        length_error_first_checkpoint=min(errors.values(), default=math.nan),
+        length_error_estimate=min(
+            (errors[n] for n in _ESTIMATE_ONLY if n in errors), default=math.nan
+        ),
+        length_error_raw_estimate=errors.get("estimate", math.nan),
+        jobs=len(jobs),
+    )

@@ -1,0 +1,56 @@
+"""The calibrated world is the fit of the real curves' summary statistics (CRV-7)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts"))
+
+from calibration import calibrate, curve_stats, main, noise_sd, render
+from real_traces import default_data_dir
+
+from evalstop.sim.curves import GAIN_RANGE, INITIAL_RANGE
+from evalstop.sim.worlds import CALIBRATED
+
+ESTIMATE_MEDIAN = 1.2
+
+
+def test_crv7_calibrated_world_is_the_fit_of_the_real_curves() -> None:
+    """CRV-7: every calibrated number is recomputed from shared/data/real-traces.
+
+    Fails (never skips) when the data is absent: a check that cannot run is not a pass.
+    """
+    data = default_data_dir()
+    assert data.is_dir(), f"{data} is missing: the calibration cannot be checked"
+    fit = calibrate(curve_stats(data))
+    assert round(fit.plateau_share, 2) == CALIBRATED.plateau_share
+    assert round(fit.decline_rate, 2) == CALIBRATED.decline_rate
+    assert round(fit.noise_fraction, 3) == CALIBRATED.eval_noise
+    assert round(fit.evals_per_run * ESTIMATE_MEDIAN) == CALIBRATED.rlhf_evals
+    assert tuple(round(x, 2) for x in fit.turn_range) == CALIBRATED.turn_range
+    assert tuple(round(x, 3) for x in fit.initial_range) == INITIAL_RANGE
+    assert tuple(round(x, 3) for x in fit.gain_range) == GAIN_RANGE
+    text = render(fit)
+    assert "healthy runs that plateau | 0.83" in text
+    assert sum(c.label == "hacking" for c in fit.curves) == 18
+
+
+def test_crv7_noise_estimate_recovers_known_noise() -> None:
+    """CRV-7: the second-difference noise estimate recovers the sd of noise on a line."""
+    rng = np.random.default_rng(3)
+    values = 0.5 + 0.01 * np.arange(2000) + 0.03 * rng.standard_normal(2000)
+    assert abs(noise_sd(values) - 0.03) < 0.002
+    assert math.isnan(noise_sd([1.0, 2.0]))
+
+
+def test_crv7_script_prints_the_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    """CRV-7: ``python docs/scripts/calibration.py`` prints the table."""
+    data = default_data_dir()
+    assert main(["--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "decline rate kappa | 2.49" in out
