@@ -184,9 +184,12 @@ def job_run_score(job: Job, stop: int | None, kept: int | None) -> RunScore:
 
 
 def regret_metrics(outcomes: Iterable[JobOutcome], jobs: Mapping[JobId, Job]) -> RegretSummary:
-    """Regret-first scores of a simulation's outcomes, over every job (spec ``RGT-4``)."""
+    """Regret-first scores of a simulation's outcomes over its RLHF jobs, the jobs EvalStop
+    watches (spec ``RGT-4``)."""
     scores = []
     for outcome in outcomes:
+        if outcome.kind is not JobKind.RLHF:
+            continue
         job = jobs[outcome.job_id]
         stop = outcome.evals_seen - 1 if outcome.stopped else None
         kept = outcome.kept_index if outcome.kept_index >= 0 else None
