@@ -85,6 +85,14 @@ def docs(session: nox.Session) -> None:
 
 
 @nox.session
+def changelog(session: nox.Session) -> None:
+    """Check the fragments in changelog.d/ and print the next release's notes (writes nothing)."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "changelog", "test"))
+    session.run("pytest", "-p", "no:cacheprovider", "tests/repo/test_changelog.py")
+    session.run("towncrier", "build", "--draft", "--version", "Unreleased")
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Print the benchmark figures (simulator and monitor throughput)."""
     _install(session)

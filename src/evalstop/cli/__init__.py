@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from evalstop._version import __version__
 from evalstop.cli.errors import CliError
 
-__all__ = ["CliError", "main"]
+__all__ = ["CliError", "Terminated", "main"]
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("evalstop.cli.simulate", "simulate one policy on a synthetic workload"),
@@ -54,8 +56,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is so that cleanup runs as for Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``evalstop`` console script; returns the exit code."""
+    """Entry point of the ``evalstop`` console script; returns the exit code.
+
+    SIGTERM is handled like SIGINT: workers stopped, staged files removed, one line, exit
+    128 + the signal number (spec ``REP-5``).
+    """
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
         args = build_parser().parse_args(argv)
         code: int = args.run(args)
@@ -63,15 +79,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as error:
         print(f"evalstop: error: {error}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("evalstop: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("evalstop: interrupted", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGINT
     except BrokenPipeError:
         # The reader went away (``evalstop simulate | head``): stop quietly, and point stdout
         # at devnull so the interpreter's final flush does not fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

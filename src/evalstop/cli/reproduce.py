@@ -7,17 +7,26 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from evalstop.cli.errors import CliError
-from evalstop.experiments.plan import FULL, QUICK, plan
+from evalstop.cli.output import OutputDir
+from evalstop.experiments.plan import FULL, QUICK, Settings, plan
 from evalstop.experiments.plots import PLOTS_HINT, plots_available, write_plots
 from evalstop.experiments.report import render_report
 from evalstop.experiments.results import build_results
 from evalstop.experiments.runner import default_workers, run_plan
 
-__all__ = ["ProgressBar", "add_arguments", "run"]
+__all__ = ["OUTPUT_NAMES", "ProgressBar", "add_arguments", "run"]
+
+OUTPUT_NAMES = (
+    "report.txt",
+    "results.json",
+    *(f"{name}.png" for name in ("noise", "base_rate", "k", "composability", "curves")),
+)
+"""Every file ``--out`` receives (the plots only with the ``plots`` extra)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,14 +92,7 @@ def run(args: argparse.Namespace) -> int:
     workers = default_workers() if args.workers is None else args.workers
     if workers < 1:
         raise CliError(f"--workers must be >= 1, got {workers}")
-    out: Path | None = args.out
-    if out is not None:
-        if out.exists() and not out.is_dir():
-            raise CliError(f"--out {out}: exists and is not a directory")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise CliError(f"--out {out}: cannot create it ({error.strerror})") from None
+    output = None if args.out is None else OutputDir(args.out, "--out", OUTPUT_NAMES)
 
     sims = plan(settings)
     started = time.perf_counter()
@@ -101,17 +103,28 @@ def run(args: argparse.Namespace) -> int:
     report = render_report(results)
     print(report)
     print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {workers} worker(s)")
-    if out is not None:
-        (out / "report.txt").write_text(report + "\n", encoding="utf-8")
-        print(f"wrote {out / 'report.txt'}")
-        path = out / "results.json"
-        path.write_text(
-            json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8"
+    if output is not None:
+        for path in _write(output, report, results, settings):
+            print(f"wrote {path}")
+    return 0
+
+
+def _write(
+    output: OutputDir, report: str, results: dict[str, Any], settings: Settings
+) -> list[Path]:
+    """Stage the report, the results and the plots, then put them in place together."""
+    with output:
+        output.write_text("report.txt", report + "\n")
+        output.write_text(
+            "results.json", json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n"
         )
-        print(f"wrote {path}")
         if plots_available():
-            for png in write_plots(results, settings, out):
-                print(f"wrote {png}")
+            try:
+                write_plots(results, settings, output.staging)
+            except OSError as error:
+                raise CliError(
+                    f"--out {output.folder}: cannot write the plots ({error.strerror})"
+                ) from None
         else:
             print(PLOTS_HINT)
-    return 0
+        return output.commit()

@@ -8,9 +8,10 @@ so the worker count changes the wall time only (spec ``REP-2``).
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 from evalstop.core.registry import make_policy
 from evalstop.experiments.plan import Settings, Sim
@@ -88,19 +89,27 @@ def run_plan(
     groups = _groups(settings, sims)
     total = len(groups)
     figures: dict[Sim, Figures] = {}
+    pool = None if workers <= 1 else multiprocessing.Pool(workers, initializer=_worker_signals)
     results: Iterator[list[tuple[Sim, Figures]]]
-    if workers <= 1:
-        results = map(run_group, groups)
-        pool = None
-    else:
-        pool = ProcessPoolExecutor(max_workers=workers)
-        results = pool.map(run_group, groups)
+    results = map(run_group, groups) if pool is None else pool.imap(run_group, groups)
     try:
         for done, pairs in enumerate(results, start=1):
             figures.update(pairs)
             if progress is not None:
                 progress(done, total)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+    except BaseException:
+        if pool is not None:  # an error or an interrupt: no worker outlives the run
+            pool.terminate()
+            pool.join()
+        raise
+    if pool is not None:
+        pool.close()
+        pool.join()
     return {sim: figures[sim] for sim in sims}
+
+
+def _worker_signals() -> None:
+    """Workers leave SIGINT to the parent (which stops them) and die on SIGTERM (spec
+    ``REP-5``): a Ctrl-C reaches the whole process group, and no worker prints a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

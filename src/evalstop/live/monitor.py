@@ -258,15 +258,7 @@ class Monitor:
         reason = _COUNTED if _isfinite(score) else _NON_FINITE
         if watch.fired_step is not None:
             return self._stop(key, step, reason, watch)
-        best = watch.best_score
-        return Continue(
-            key,
-            step,
-            reason,
-            watch.evals,
-            watch.best_step,
-            None if best is None else self._sign * best,
-        )
+        return self._continue(key, step, reason, watch)
 
     def verdict(self, job_id: JobKey) -> MonitorVerdict | None:
         """The job's standing verdict, read without observing anything; None if unknown.

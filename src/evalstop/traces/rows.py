@@ -58,7 +58,11 @@ def _cell_text(raw: object) -> str:
 
 
 def _matches(cells: Mapping[str, object], where: Mapping[str, str]) -> bool:
-    return all(_cell_text(cells.get(column)) == value for column, value in where.items())
+    for column, value in where.items():
+        raw = cells.get(column)
+        if (raw if isinstance(raw, str) else _cell_text(raw)) != value:
+            return False
+    return True
 
 
 def _scan(table: Table, where: Mapping[str, str], numbers: bool) -> _Scan:

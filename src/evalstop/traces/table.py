@@ -23,7 +23,10 @@ __all__ = ["read_csv", "read_table"]
 
 
 def _skip(cells: list[str]) -> bool:
-    return not cells or not "".join(cells).strip() or cells[0].lstrip().startswith("#")
+    first = cells[0] if cells else ""
+    if first and first[0] != "#" and not first[0].isspace():
+        return False  # the common case, decided without joining the row
+    return not "".join(cells).strip() or first.lstrip().startswith("#")
 
 
 def _records(path: Path, label: str) -> Iterator[tuple[int, list[str]]]:
