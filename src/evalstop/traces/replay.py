@@ -108,6 +108,21 @@ def _last_finite(trace: Trace) -> tuple[int, float] | None:
     return None
 
 
+def _kept(
+    trace: Trace, mode: Mode, stop: int | None, best_step: int | None, best_value: float | None
+) -> tuple[int | None, float | None, float | None, str]:
+    """``(kept_step, kept_value, relative_regret, stop_class)`` of a replay (``RPL-9``)."""
+    kept_step, kept_value = (best_step, best_value) if stop is not None else (None, None)
+    final = _last_finite(trace)
+    if stop is None and final is not None:
+        kept_step, kept_value = final
+    relative = _relative(trace, mode, kept_value)
+    stop_class = "none"
+    if stop is not None and relative is not None:
+        stop_class = classify(True, relative, collapsing=False).value
+    return kept_step, kept_value, relative, stop_class
+
+
 def replay(
     trace: Trace,
     detector: Detector[Any] | None = None,
@@ -143,14 +158,9 @@ def replay(
             break
     best_index = trace.best_index(direction)
     curve_best = trace.values[best_index]
-    final = _last_finite(trace)
-    kept_step, kept_value = (best_step, best_value) if stop_step is not None else (None, None)
-    if stop_step is None and final is not None:
-        kept_step, kept_value = final
-    relative = _relative(trace, direction, kept_value)
-    stop_class = "none"
-    if stop_step is not None and relative is not None:
-        stop_class = classify(True, relative, collapsing=False).value
+    kept_step, kept_value, relative, stop_class = _kept(
+        trace, direction, stop_step, best_step, best_value
+    )
     return ReplayResult(
         path=trace.path,
         metric=trace.metric,
