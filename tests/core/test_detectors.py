@@ -469,8 +469,7 @@ def test_det9_bnd4_equal_observations_equal_verdicts_and_schedules(
     ]
     policy = evalstop(BASE_POLICIES[base], detector)
     logs = [
-        [attrs.astuple(r) for r in simulate(policy, [j, *others], total_gpus=3).log]
-        for j in (job, twin)
+        [tuple(r) for r in simulate(policy, [j, *others], total_gpus=3).log] for j in (job, twin)
     ]
     # NaN != NaN: compare the logs' text
     assert repr(logs[0]) == repr(logs[1])

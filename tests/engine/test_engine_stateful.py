@@ -9,10 +9,11 @@ cannot change anything (``needs_decision``) is exact.
 
 Two machines: :class:`FifoMachine` (EvalStop over FIFO, no preemption) and
 :class:`SrtfMachine` (EvalStop over SRTF-Est: preemption, overhead, stale checkpoints). Both
-also stop jobs on request, through :class:`StopOnRequest`. Clauses: ENG-1 to ENG-12 (see the
-rules and invariants below), ENG-13 (the engine may skip a decision only when consulting the
-policy would change nothing: the reference never skips), EVS-1, EVS-2, EVS-4, DET-2, DET-3,
-DET-4, POL-2, POL-3.
+also stop jobs on request, through :class:`StopOnRequest`. :class:`FastFifoMachine` and
+:class:`FastSrtfMachine` run the same histories through the fast engine (ENG-15).
+Clauses: ENG-1 to ENG-12 (see the rules and invariants below), ENG-13 (the engine may skip
+a decision only when consulting the policy would change nothing: the reference never
+skips), EVS-1, EVS-2, EVS-4, DET-2, DET-3, DET-4, POL-2, POL-3.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from evalstop.core.policies import fifo, srtf_est
 from evalstop.core.policy import Policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import JobStatus, Simulator, check_invariants
+from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import LogRecord
 
 TOTAL_GPUS = 4
@@ -330,12 +332,13 @@ class EngineMachine(RuleBasedStateMachine):
 
     PREEMPTIVE = False
     OVERHEADS: tuple[int, ...] = (30,)
+    ENGINE: type[Simulator] | type[FastSimulator] = Simulator
 
     jobs = Bundle("jobs")
 
     def __init__(self) -> None:
         super().__init__()
-        self.sim: Simulator | None = None
+        self.sim: Simulator | FastSimulator | None = None
         self.ref: Reference | None = None
         self.policy: StopOnRequest | None = None
         self.next_id = 0
@@ -355,12 +358,12 @@ class EngineMachine(RuleBasedStateMachine):
         requests: set[int] = set()
         base = srtf_est if self.PREEMPTIVE else fifo
         self.policy = StopOnRequest(evalstop(base, DeclineDetector(k)), requests)
-        self.sim = Simulator(self.policy, TOTAL_GPUS, preemption_overhead=overhead)
+        self.sim = self.ENGINE(self.policy, TOTAL_GPUS, preemption_overhead=overhead)
         self.ref = Reference(preemptive=self.PREEMPTIVE, k=k, overhead=overhead, requests=requests)
         return multiple(*(self.add(shape) for shape in first))
 
     @property
-    def pair(self) -> tuple[Simulator, Reference]:
+    def pair(self) -> tuple[Simulator | FastSimulator, Reference]:
         assert self.sim is not None and self.ref is not None
         return self.sim, self.ref
 
@@ -516,7 +519,24 @@ STATEFUL = settings(
     stateful_step_count=50,
 )
 
+
+class FastFifoMachine(FifoMachine):
+    """ENG-15: the fast engine against the same reference, on the FIFO machine's histories."""
+
+    ENGINE = FastSimulator
+
+
+class FastSrtfMachine(SrtfMachine):
+    """ENG-15: the fast engine against the same reference, on the SRTF machine's histories."""
+
+    ENGINE = FastSimulator
+
+
 TestFifoAgainstReference = FifoMachine.TestCase
 TestFifoAgainstReference.settings = STATEFUL
 TestSrtfAgainstReference = SrtfMachine.TestCase
 TestSrtfAgainstReference.settings = STATEFUL
+TestFastFifoAgainstReference = FastFifoMachine.TestCase
+TestFastFifoAgainstReference.settings = STATEFUL
+TestFastSrtfAgainstReference = FastSrtfMachine.TestCase
+TestFastSrtfAgainstReference.settings = STATEFUL

@@ -33,15 +33,7 @@ class Allowance:
     issue: int
 
 
-EXCEPTIONS: dict[str, Allowance] = {
-    "engine/step.py::step": Allowance(
-        ceiling=175,
-        reason="the engine transition is one function with the spec's phases inline; it is "
-        "being split into one named function per phase (event, consult the policy, stops, "
-        "preemptions, starts) with the engine benchmark kept within 5%",
-        issue=12,
-    ),
-}
+EXCEPTIONS: dict[str, Allowance] = {}
 """Key: ``<path under src/evalstop>::<qualified name>``."""
 
 

@@ -34,6 +34,8 @@ from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.gpus import first_fit
+from evalstop.core.policy import PolicyState
+from evalstop.core.ranking import PriorityState
 
 __all__ = [
     "BASE_POLICIES",
@@ -60,12 +62,24 @@ class PriorityPolicy:
     Non-preemptive: running jobs keep running; queued jobs fill the free GPUs.
     Preemptive: all active jobs are ranked together and packed into the whole cluster; a
     running job that falls out of the packing is preempted (spec ``POL-3``). O(n log n).
+
+    ``incremental=True`` lets the fast engine keep the jobs ordered between events
+    (:class:`~evalstop.core.ranking.PriorityState`, spec ``POL-6``) instead of sorting them at
+    every decision. It promises two things of ``key``: it ends with the job id (keys are
+    unique), and the key of a queued job does not depend on ``now`` (a running job's key may
+    move with its attained service, and with its checkpoints when
+    ``reschedule_on_checkpoint``). Every built-in policy keeps both promises.
     """
 
     name: str
     key: SortKey = attrs.field(eq=False)
     preemptive: bool = False
     reschedule_on_checkpoint: bool = False
+    incremental: bool = False
+
+    def start_run(self, total_gpus: int) -> PolicyState | None:
+        """A fresh ordered state for one run (``POL-6``), or None unless ``incremental``."""
+        return PriorityState(self, total_gpus) if self.incremental else None
 
     @property
     def detectors(self) -> tuple[Detector[Any], ...]:
@@ -131,11 +145,15 @@ def _las_key(job: JobView, now: int) -> tuple[float, ...]:
     return (level, job.submit_time, job.job_id)
 
 
-fifo = PriorityPolicy("fifo", _fifo_key, preemptive=False)
-sjf_est = PriorityPolicy("sjf-est", _sjf_key, preemptive=False)
-srtf_est = PriorityPolicy("srtf-est", _srtf_key, preemptive=True)
-loss_aware = PriorityPolicy("loss-aware", _loss_key, preemptive=True, reschedule_on_checkpoint=True)
-las = PriorityPolicy("las", _las_key, preemptive=True, reschedule_on_checkpoint=True)
+fifo = PriorityPolicy("fifo", _fifo_key, preemptive=False, incremental=True)
+sjf_est = PriorityPolicy("sjf-est", _sjf_key, preemptive=False, incremental=True)
+srtf_est = PriorityPolicy("srtf-est", _srtf_key, preemptive=True, incremental=True)
+loss_aware = PriorityPolicy(
+    "loss-aware", _loss_key, preemptive=True, reschedule_on_checkpoint=True, incremental=True
+)
+las = PriorityPolicy(
+    "las", _las_key, preemptive=True, reschedule_on_checkpoint=True, incremental=True
+)
 
 BASE_POLICIES: dict[str, PriorityPolicy] = {
     policy.name: policy for policy in (fifo, sjf_est, srtf_est, loss_aware, las)

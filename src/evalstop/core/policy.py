@@ -7,8 +7,9 @@ from typing import Any, Protocol, runtime_checkable
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
+from evalstop.core.model import JobId
 
-__all__ = ["Policy", "missing_policy_members"]
+__all__ = ["IncrementalPolicy", "Policy", "PolicyState", "missing_policy_members"]
 
 
 @runtime_checkable
@@ -34,6 +35,54 @@ class Policy(Protocol):
     def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool: ...
 
     def __call__(self, view: ClusterView) -> Decision: ...
+
+
+class PolicyState(Protocol):
+    """A policy's own state for one run, kept in step with the engine (spec ``POL-6``).
+
+    The fast engine (:class:`~evalstop.engine.fast.FastSimulator`) tells the state every change
+    of the active jobs, so the state can keep them ordered (e.g. a ``SortedList`` by key)
+    instead of ranking a whole :class:`ClusterView` at each decision. It sees only
+    :class:`JobView` values (``BND-4``). Its contract: :meth:`decide` returns exactly what the
+    policy returns for the :class:`ClusterView` of the same jobs, at every event.
+
+    ``checkpoint_views`` says whether the policy can need a decision at a checkpoint that is
+    not a completion: when False the engine neither builds the reporting job's view there nor
+    calls :meth:`reported` or the policy.
+    """
+
+    @property
+    def checkpoint_views(self) -> bool: ...
+
+    def queued(self, job: JobView) -> None:
+        """``job`` joined the queue (it arrived, or it was preempted)."""
+
+    def started(self, job: JobView) -> None:
+        """``job`` started (its view has the new ``running_since``)."""
+
+    def reported(self, job: JobView) -> None:
+        """A running job's view after a checkpoint that did not end it."""
+
+    def ended(self, job_id: JobId) -> None:
+        """The job finished or was stopped; a second call for the same job does nothing."""
+
+    def decide(
+        self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
+    ) -> Decision:
+        """The decision the policy takes on the cluster view of the jobs it was told about."""
+        ...
+
+
+@runtime_checkable
+class IncrementalPolicy(Policy, Protocol):
+    """A policy that can keep its own ordered state (``POL-6``).
+
+    ``start_run(total_gpus)`` returns a fresh :class:`PolicyState` for one run, or None when
+    this instance cannot (then the engine builds a :class:`ClusterView` at each decision, as
+    for any :class:`Policy`).
+    """
+
+    def start_run(self, total_gpus: int) -> PolicyState | None: ...
 
 
 _MEMBERS = ("name", "detectors", "needs_decision", "__call__")

@@ -15,10 +15,10 @@ import attrs
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision, StopOrder
 from evalstop.core.detectors import DeclineDetector, Detector
-from evalstop.core.model import JobKind
-from evalstop.core.policy import Policy
+from evalstop.core.model import JobId, JobKind
+from evalstop.core.policy import Policy, PolicyState
 
-__all__ = ["DEFAULT_WATCHED_KINDS", "EvalStop", "evalstop"]
+__all__ = ["DEFAULT_WATCHED_KINDS", "EvalStop", "EvalStopState", "evalstop"]
 
 DEFAULT_WATCHED_KINDS: frozenset[JobKind] = frozenset({JobKind.RLHF})
 """Only RLHF optimises a learned reward, so only RLHF jobs are watched by default
@@ -54,6 +54,12 @@ class EvalStop:
         inner = self.base.detectors
         return inner if self.detector in inner else (*inner, self.detector)
 
+    def start_run(self, total_gpus: int) -> PolicyState | None:
+        """An ordered state over the base's own (``POL-6``), or None if the base has none."""
+        start = getattr(self.base, "start_run", None)
+        base = start(total_gpus) if start is not None else None
+        return None if base is None else EvalStopState(self, base)
+
     def __call__(self, view: ClusterView) -> Decision:
         name = self.detector.name
         stops: list[StopOrder] = []
@@ -67,6 +73,50 @@ class EvalStop:
                 stops.append(StopOrder(job.job_id, name, verdict.best_step, verdict.best_score))
         remaining = view.without_running(order.job_id for order in stops)
         return self.base(remaining).with_stops(tuple(stops))
+
+
+class EvalStopState:
+    """The wrapper's per-run state: its base's state, told first about the jobs it stops.
+
+    ``decide`` is :meth:`EvalStop.__call__` on the same jobs: only the reporting job can have
+    just fired, so it is stopped, the base forgets it and decides with its GPUs free.
+    """
+
+    __slots__ = ("_base", "_policy")
+
+    def __init__(self, policy: EvalStop, base: PolicyState) -> None:
+        self._policy = policy
+        self._base = base
+
+    @property
+    def checkpoint_views(self) -> bool:
+        return True  # the reporting job's verdict decides whether to stop it
+
+    def queued(self, job: JobView) -> None:
+        self._base.queued(job)
+
+    def started(self, job: JobView) -> None:
+        self._base.started(job)
+
+    def reported(self, job: JobView) -> None:
+        if self._base.checkpoint_views:
+            self._base.reported(job)
+
+    def ended(self, job_id: JobId) -> None:
+        self._base.ended(job_id)
+
+    def decide(
+        self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
+    ) -> Decision:
+        if changed is None or not self._policy._fired(changed):
+            return self._base.decide(time, free_gpus, cause, changed)
+        name = self._policy.detector.name
+        verdict = changed.verdict(name)
+        assert verdict is not None
+        stop = StopOrder(changed.job_id, name, verdict.best_step, verdict.best_score)
+        self._base.ended(changed.job_id)
+        decision = self._base.decide(time, free_gpus + changed.gpus, cause, None)
+        return decision.with_stops((stop,))
 
 
 def evalstop(

@@ -3,6 +3,8 @@
 - :mod:`~evalstop.engine.step`: ``step(world, state, event) -> Transition`` (pure, spec ``ENG``);
 - :mod:`~evalstop.engine.state`: the immutable state it reads and returns;
 - :mod:`~evalstop.engine.simulator`: :class:`Simulator`, the imperative shell with the queue;
+- :mod:`~evalstop.engine.fast`: :class:`FastSimulator`, the imperative engine that ``simulate``
+  runs, proven equal to the pure one on every generated history (spec ``ENG-15``);
 - :mod:`~evalstop.engine.events`, :mod:`~evalstop.engine.queue`, :mod:`~evalstop.engine.log`:
   queue events, their deterministic order, and the output log.
 
@@ -12,6 +14,7 @@ The engine imports only the core layer (``evalstop.core``).
 from evalstop.engine.errors import EngineError as EngineError
 from evalstop.engine.errors import InvalidDecisionError as InvalidDecisionError
 from evalstop.engine.events import Event as Event
+from evalstop.engine.fast import FastSimulator as FastSimulator
 from evalstop.engine.log import LogKind as LogKind
 from evalstop.engine.log import LogRecord as LogRecord
 from evalstop.engine.queue import EventQueue as EventQueue
@@ -32,6 +35,7 @@ __all__ = [
     "EngineError",
     "Event",
     "EventQueue",
+    "FastSimulator",
     "InvalidDecisionError",
     "JobStatus",
     "LogKind",

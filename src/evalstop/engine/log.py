@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import enum
-
-import attrs
+from typing import NamedTuple
 
 from evalstop.core.model import JobId
 
@@ -22,9 +21,12 @@ class LogKind(enum.Enum):
     STOP = "stop"
 
 
-@attrs.frozen(slots=True)
-class LogRecord:
+class LogRecord(NamedTuple):
     """One line of the event log: the only output of a simulation besides its final state.
+
+    An immutable named tuple rather than a frozen attrs class, the one exception to the house
+    rule: a run writes about eleven per job, and a named tuple is built about 4x faster
+    (0.7 us against 3.2 us, measured for issue 12) at the same size.
 
     Attributes:
         time: when it happened.
@@ -41,7 +43,7 @@ class LogRecord:
     kind: LogKind
     job_id: JobId
     gpus: int = 0
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # shadows tuple.index, on purpose
     step: int | None = None
     score: float | None = None
     reason: str = ""

@@ -12,7 +12,17 @@ from evalstop.engine.queue import EventQueue
 from evalstop.engine.state import SimState, World, check_invariants, initial_state
 from evalstop.engine.step import step
 
-__all__ = ["Simulator"]
+__all__ = ["Simulator", "check_policy"]
+
+
+def check_policy(policy: object) -> None:
+    """Raise ``TypeError`` unless ``policy`` has every member of the Policy protocol."""
+    missing = missing_policy_members(policy)
+    if missing:
+        raise TypeError(
+            f"policy {policy!r} does not implement the Policy protocol: missing "
+            f"{', '.join(missing)} (a policy that cannot tell returns True from needs_decision)"
+        )
 
 
 class Simulator:
@@ -29,12 +39,7 @@ class Simulator:
         preemption_overhead: int = 30,
         check: bool = False,
     ) -> None:
-        missing = missing_policy_members(policy)
-        if missing:
-            raise TypeError(
-                f"policy {policy!r} does not implement the Policy protocol: missing "
-                f"{', '.join(missing)} (a policy that cannot tell returns True from needs_decision)"
-            )
+        check_policy(policy)
         self._jobs: dict[JobId, Job] = {}
         self.world = World(self._jobs, policy, preemption_overhead)
         self.state = initial_state(total_gpus)

@@ -52,133 +52,179 @@ def _checkpoint_event(time: int, job: Job, index: int, epoch: int) -> Event:
     return Event(time, kind, job.job_id, index, epoch)
 
 
+@attrs.define(slots=True)
+class _Draft:
+    """The working copy one transition edits: copies of the state's containers, never the
+    state's own (so :func:`step` stays pure, ``ENG-10``), plus what it emits."""
+
+    now: int
+    total: int
+    free: int
+    active: dict[JobId, ActiveJob]
+    queued: list[JobId]
+    running: list[JobId]
+    ended: Ended | None
+    ended_count: int
+    events: list[Event] = attrs.Factory(list)
+    log: list[LogRecord] = attrs.Factory(list)
+
+    def end(self, job_id: JobId, status: JobStatus) -> None:
+        self.ended, self.ended_count = Ended(job_id, status, self.ended), self.ended_count + 1
+
+    def freeze(self) -> Transition:
+        state = SimState(
+            time=self.now,
+            total_gpus=self.total,
+            free_gpus=self.free,
+            queued=tuple(self.queued),
+            running=tuple(self.running),
+            active=self.active,
+            ended=self.ended,
+            ended_count=self.ended_count,
+        )
+        return Transition(state, tuple(self.events), tuple(self.log))
+
+
 def step(world: World, state: SimState, event: Event) -> Transition:
-    """Apply ``event`` to ``state`` and then the policy's decision (pure; spec ``ENG-1..13``)."""
+    """Apply ``event`` to ``state`` and then the policy's decision (pure; spec ``ENG-1..13``).
+
+    The spec's phases, in order: the event itself (:func:`_arrive` or :func:`_checkpoint`),
+    consulting the policy (:func:`_consult_policy`), then the decision's stops
+    (:func:`_apply_stops`), preemptions (:func:`_apply_preemptions`) and starts
+    (:func:`_apply_starts`).
+    """
     if event.time < state.time:
         raise EngineError(f"event at t={event.time} is before the clock t={state.time}")
-    now = event.time
     job = world.jobs.get(event.job_id)
     if job is None:
         raise EngineError(f"event for unknown job {event.job_id}")
-    active = dict(state.active)
-    queued = list(state.queued)
-    running = list(state.running)
-    free = state.free_gpus
-    ended, ended_count = state.ended, state.ended_count
-    events: list[Event] = []
-    log: list[LogRecord] = []
-    detectors = world.policy.detectors
-    job_id = event.job_id
-
+    if event.kind is not EventKind.ARRIVAL and _is_stale(state, event):
+        # A checkpoint of a preempted segment or of an ended job (ENG-7).
+        return Transition(attrs.evolve(state, time=event.time), (), ())
+    draft = _Draft(
+        now=event.time,
+        total=state.total_gpus,
+        free=state.free_gpus,
+        active=dict(state.active),
+        queued=list(state.queued),
+        running=list(state.running),
+        ended=state.ended,
+        ended_count=state.ended_count,
+    )
     if event.kind is EventKind.ARRIVAL:
-        if job_id in active:  # Simulator.submit rejects ended duplicates up front
-            raise EngineError(f"job {job_id} arrived twice")
-        if job.spec.gpus > state.total_gpus:
-            raise EngineError(
-                f"job {job_id} needs {job.spec.gpus} GPUs; the cluster has {state.total_gpus}"
-            )
-        watches = tuple(start_watch(d) for d in detectors)
-        view = attrs.evolve(
-            make_job_view(job.spec),
-            verdicts=tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True)),
-        )
-        active[job_id] = ActiveJob(view, 1, 0, watches)
-        queued.insert(_queue_position(queued, active, view), job_id)
-        log.append(LogRecord(now, LogKind.ARRIVE, job_id, gpus=job.spec.gpus))
+        _arrive(world, draft, job)
     else:
-        current = active.get(job_id)
-        if current is None or current.epoch != event.epoch or current.view.running_since is None:
-            # A checkpoint of a preempted segment or of an ended job: stale (ENG-7).
-            return Transition(attrs.evolve(state, time=now), (), ())
-        index = event.index
-        if index != current.next_index:
-            raise EngineError(f"job {job_id}: checkpoint {index}, expected {current.next_index}")
-        obs = job.observations[index - 1]
-        service = job.checkpoint_service(index)
-        report = CheckpointView(
-            job_id=job_id,
-            kind=job.spec.kind,
-            index=index,
-            step=obs.step,
-            time=now,
-            eval_score=obs.eval_score,
-            loss=obs.loss,
-            proxy_reward=obs.proxy_reward,
-            estimated_progress=min(1.0, service / job.spec.estimated_duration),
-        )
-        watches = tuple(
-            observe(d, w, report) for d, w in zip(detectors, current.watches, strict=True)
-        )
-        view = current.view.after_checkpoint(
-            index,
-            service,
-            now,
-            obs.eval_score,
-            obs.loss,
-            tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True)),
-        )
-        log.append(
-            LogRecord(
-                now,
-                LogKind.CHECKPOINT,
-                job_id,
-                gpus=job.spec.gpus,
-                index=index,
-                step=obs.step,
-                score=obs.eval_score,
-            )
-        )
-        if index == job.checkpoints:
-            running.remove(job_id)
-            free = release(free, job.spec.gpus, state.total_gpus)
-            del active[job_id]
-            ended, ended_count = Ended(job_id, JobStatus.FINISHED, ended), ended_count + 1
-            log.append(
-                LogRecord(
-                    now,
-                    LogKind.FINISH,
-                    job_id,
-                    gpus=job.spec.gpus,
-                    index=index,
-                    step=obs.step,
-                    score=obs.eval_score,
-                )
-            )
-        else:
-            active[job_id] = ActiveJob(view, index + 1, current.epoch, watches)
-            gap = job.checkpoint_service(index + 1) - service
-            events.append(_checkpoint_event(now + gap, job, index + 1, current.epoch))
+        _checkpoint(world, draft, job, event.index)
+    decision = _consult_policy(world, draft, event)
+    _apply_stops(draft, decision)
+    _apply_preemptions(draft, decision)
+    _apply_starts(world, draft, decision)
+    return draft.freeze()
 
-    decision = _NO_DECISION
-    reported = active.get(job_id)
+
+def _is_stale(state: SimState, event: Event) -> bool:
+    current = state.active.get(event.job_id)
+    return current is None or current.epoch != event.epoch or current.view.running_since is None
+
+
+def _arrive(world: World, draft: _Draft, job: Job) -> None:
+    """Phase 1, arrival: the job's first view (BND-2) joins the queue; ``ARRIVE`` is logged."""
+    job_id = job.job_id
+    if job_id in draft.active:  # Simulator.submit rejects ended duplicates up front
+        raise EngineError(f"job {job_id} arrived twice")
+    if job.spec.gpus > draft.total:
+        raise EngineError(f"job {job_id} needs {job.spec.gpus} GPUs; the cluster has {draft.total}")
+    detectors = world.policy.detectors
+    watches = tuple(start_watch(d) for d in detectors)
+    view = attrs.evolve(
+        make_job_view(job.spec),
+        verdicts=tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True)),
+    )
+    draft.active[job_id] = ActiveJob(view, 1, 0, watches)
+    draft.queued.insert(_queue_position(draft.queued, draft.active, view), job_id)
+    draft.log.append(LogRecord(draft.now, LogKind.ARRIVE, job_id, gpus=job.spec.gpus))
+
+
+def _checkpoint(world: World, draft: _Draft, job: Job, index: int) -> None:
+    """Phase 1, checkpoint: fold the report into every watch and the view, log ``CHECKPOINT``;
+    the last one finishes the job (``FINISH``), any other schedules the next one."""
+    job_id, now = job.job_id, draft.now
+    current = draft.active[job_id]
+    if index != current.next_index:
+        raise EngineError(f"job {job_id}: checkpoint {index}, expected {current.next_index}")
+    obs = job.observations[index - 1]
+    service = job.checkpoint_service(index)
+    report = CheckpointView(
+        job_id=job_id,
+        kind=job.spec.kind,
+        index=index,
+        step=obs.step,
+        time=now,
+        eval_score=obs.eval_score,
+        loss=obs.loss,
+        proxy_reward=obs.proxy_reward,
+        estimated_progress=min(1.0, service / job.spec.estimated_duration),
+    )
+    detectors = world.policy.detectors
+    watches = tuple(observe(d, w, report) for d, w in zip(detectors, current.watches, strict=True))
+    verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))
+    view = current.view.after_checkpoint(index, service, now, obs.eval_score, obs.loss, verdicts)
+    gpus, step_, score = job.spec.gpus, obs.step, obs.eval_score
+    draft.log.append(
+        LogRecord(now, LogKind.CHECKPOINT, job_id, gpus=gpus, index=index, step=step_, score=score)
+    )
+    if index == job.checkpoints:
+        draft.running.remove(job_id)
+        draft.free = release(draft.free, gpus, draft.total)
+        del draft.active[job_id]
+        draft.end(job_id, JobStatus.FINISHED)
+        draft.log.append(
+            LogRecord(now, LogKind.FINISH, job_id, gpus=gpus, index=index, step=step_, score=score)
+        )
+    else:
+        draft.active[job_id] = ActiveJob(view, index + 1, current.epoch, watches)
+        gap = job.checkpoint_service(index + 1) - service
+        draft.events.append(_checkpoint_event(now + gap, job, index + 1, current.epoch))
+
+
+def _consult_policy(world: World, draft: _Draft, event: Event) -> Decision:
+    """Phase 2: ask the policy unless ``needs_decision`` says it would not act (``ENG-13``),
+    and validate what it decided before anything is applied (``ENG-8``)."""
+    reported = draft.active.get(event.job_id)
     changed_view = reported.view if reported and event.kind is EventKind.CHECKPOINT else None
-    if world.policy.needs_decision(event.kind, changed_view):
-        changed = () if changed_view is None else (changed_view,)
-        cluster = ClusterView(
-            time=now,
-            total_gpus=state.total_gpus,
-            free_gpus=free,
-            queued=tuple([active[j].view for j in queued]),
-            running=tuple([active[j].view for j in running]),
-            cause=event.kind,
-            changed=changed,
-        )
-        decision = world.policy(cluster)
-        _validate(decision, active, free)
+    if not world.policy.needs_decision(event.kind, changed_view):
+        return _NO_DECISION
+    active = draft.active
+    cluster = ClusterView(
+        time=draft.now,
+        total_gpus=draft.total,
+        free_gpus=draft.free,
+        queued=tuple([active[j].view for j in draft.queued]),
+        running=tuple([active[j].view for j in draft.running]),
+        cause=event.kind,
+        changed=() if changed_view is None else (changed_view,),
+    )
+    decision = world.policy(cluster)
+    _validate(decision, active, draft.free)
+    return decision
 
+
+def _apply_stops(draft: _Draft, decision: Decision) -> None:
+    """Phase 3: stopped jobs end for good, running ones free their GPUs; ``STOP`` is logged
+    with the checkpoint kept."""
     for order in decision.stop:
-        entry = active.pop(order.job_id)
+        entry = draft.active.pop(order.job_id)
         gpus = 0  # GPUs held: none for a queued job
         if entry.view.running_since is not None:
             gpus = entry.view.gpus
-            running.remove(order.job_id)
-            free = release(free, gpus, state.total_gpus)
+            draft.running.remove(order.job_id)
+            draft.free = release(draft.free, gpus, draft.total)
         else:
-            queued.remove(order.job_id)
-        ended, ended_count = Ended(order.job_id, JobStatus.STOPPED, ended), ended_count + 1
-        log.append(
+            draft.queued.remove(order.job_id)
+        draft.end(order.job_id, JobStatus.STOPPED)
+        draft.log.append(
             LogRecord(
-                now,
+                draft.now,
                 LogKind.STOP,
                 order.job_id,
                 gpus=gpus,
@@ -188,45 +234,47 @@ def step(world: World, state: SimState, event: Event) -> Transition:
                 reason=order.reason,
             )
         )
+
+
+def _apply_preemptions(draft: _Draft, decision: Decision) -> None:
+    """Phase 4: preempted jobs bank their exact service (``ENG-11``) and rejoin the queue;
+    ``PREEMPT`` is logged."""
     for job_id in decision.preempt:
-        entry = active[job_id]
+        entry = draft.active[job_id]
         view = attrs.evolve(
             entry.view,
-            service=entry.view.attained_service(now),
+            service=entry.view.attained_service(draft.now),
             running_since=None,
             preemptions=entry.view.preemptions + 1,
         )
-        active[job_id] = attrs.evolve(entry, view=view)
-        running.remove(job_id)
-        free = release(free, view.gpus, state.total_gpus)
-        queued.insert(_queue_position(queued, active, view), job_id)
-        log.append(LogRecord(now, LogKind.PREEMPT, job_id, gpus=view.gpus, index=view.evals_done))
+        draft.active[job_id] = attrs.evolve(entry, view=view)
+        draft.running.remove(job_id)
+        draft.free = release(draft.free, view.gpus, draft.total)
+        draft.queued.insert(_queue_position(draft.queued, draft.active, view), job_id)
+        draft.log.append(
+            LogRecord(draft.now, LogKind.PREEMPT, job_id, gpus=view.gpus, index=view.evals_done)
+        )
+
+
+def _apply_starts(world: World, draft: _Draft, decision: Decision) -> None:
+    """Phase 5: started jobs take their GPUs and open a run epoch; a resumed one first pays
+    the preemption overhead (``ENG-11``); the next checkpoint is scheduled, ``START`` logged."""
     for job_id in decision.start:
-        entry = active[job_id]
+        entry = draft.active[job_id]
         job = world.jobs[job_id]
-        free = allocate(free, entry.view.gpus)
-        queued.remove(job_id)
-        running.append(job_id)
+        draft.free = allocate(draft.free, entry.view.gpus)
+        draft.queued.remove(job_id)
+        draft.running.append(job_id)
         overhead = world.preemption_overhead if entry.view.preemptions else 0
-        resumes_at = now + overhead
+        resumes_at = draft.now + overhead
         epoch = entry.epoch + 1
         view = attrs.evolve(entry.view, running_since=resumes_at)
-        active[job_id] = ActiveJob(view, entry.next_index, epoch, entry.watches)
+        draft.active[job_id] = ActiveJob(view, entry.next_index, epoch, entry.watches)
         gap = job.checkpoint_service(entry.next_index) - entry.view.service
-        events.append(_checkpoint_event(resumes_at + gap, job, entry.next_index, epoch))
-        log.append(LogRecord(now, LogKind.START, job_id, gpus=view.gpus, index=view.evals_done))
-
-    new_state = SimState(
-        time=now,
-        total_gpus=state.total_gpus,
-        free_gpus=free,
-        queued=tuple(queued),
-        running=tuple(running),
-        active=active,
-        ended=ended,
-        ended_count=ended_count,
-    )
-    return Transition(new_state, tuple(events), tuple(log))
+        draft.events.append(_checkpoint_event(resumes_at + gap, job, entry.next_index, epoch))
+        draft.log.append(
+            LogRecord(draft.now, LogKind.START, job_id, gpus=view.gpus, index=view.evals_done)
+        )
 
 
 def _validate(decision: Decision, active: Mapping[JobId, ActiveJob], free: int) -> None:

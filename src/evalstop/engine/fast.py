@@ -1,0 +1,372 @@
+"""The fast engine: an imperative simulator proven equal to the pure :func:`step` (``ENG-15``).
+
+:class:`FastSimulator` handles the same events in the same order as
+:class:`~evalstop.engine.simulator.Simulator` and writes the same log, but it owns one mutable
+state and changes it in place: per event a few dictionary operations and a ``heapq`` push, no
+new world value. Job views are built only when read, and a policy that keeps its own ordered
+state (:class:`~evalstop.core.policy.IncrementalPolicy`, spec ``POL-6``) is told each change
+instead of being shown a whole :class:`~evalstop.core.boundary.ClusterView`; any other policy
+is consulted exactly as the pure engine consults it (slower: O(active) per decision).
+
+The pure ``step`` stays the reference: the stateful tests drive both engines (and a naive
+model) on every generated history and compare them after every event. A fast simulator that
+raised is broken: it refuses further events.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+from evalstop.core.boundary import CheckpointView, ClusterView, EventKind, JobView
+from evalstop.core.decision import Decision
+from evalstop.core.detectors import observe, start_watch, verdict_of
+from evalstop.core.model import Job, JobId
+from evalstop.core.policy import Policy, PolicyState
+from evalstop.engine.errors import EngineError, InvalidDecisionError
+from evalstop.engine.log import LogKind, LogRecord
+from evalstop.engine.record import JobRecord, materialize
+from evalstop.engine.simulator import check_policy
+from evalstop.engine.state import JobStatus, SimState, World, check_invariants
+
+__all__ = ["FastSimulator"]
+
+_ARRIVAL, _CHECKPOINT, _COMPLETION = EventKind.ARRIVAL, EventKind.CHECKPOINT, EventKind.COMPLETION
+_KINDS = {int(kind): kind for kind in EventKind}
+_ARRIVE, _START, _CKPT = LogKind.ARRIVE, LogKind.START, LogKind.CHECKPOINT
+_PREEMPT, _FINISH, _STOP = LogKind.PREEMPT, LogKind.FINISH, LogKind.STOP
+
+_COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
+_isfinite = math.isfinite
+
+# (time, rank, sequence, job id, checkpoint index, epoch): the order of ENG-2
+QueueItem = tuple[int, int, int, JobId, int, int]
+
+
+class FastSimulator:
+    """The imperative engine; the same interface as ``Simulator`` (``check=True``: invariants
+    after every event, O(n) each)."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        total_gpus: int,
+        *,
+        preemption_overhead: int = 30,
+        check: bool = False,
+    ) -> None:
+        check_policy(policy)
+        if total_gpus <= 0:
+            raise ValueError(f"total_gpus must be > 0, got {total_gpus}")
+        self._jobs: dict[JobId, Job] = {}
+        self.world = World(self._jobs, policy, preemption_overhead)
+        self._overhead = preemption_overhead
+        self._total = self._free = total_gpus
+        self._now = 0
+        self.queue: list[QueueItem] = []
+        self._seq = 0
+        self._active: dict[JobId, JobRecord] = {}
+        self._running: dict[JobId, None] = {}  # start order
+        self._ended: dict[JobId, JobStatus] = {}
+        self.log: list[LogRecord] = []
+        self.events_handled = 0
+        self._check = check
+        self._broken: BaseException | None = None
+        self._detectors = policy.detectors
+        start_run = getattr(policy, "start_run", None)
+        self._policy_state: PolicyState | None = (
+            start_run(total_gpus) if start_run is not None else None
+        )
+
+    @property
+    def state(self) -> SimState:
+        """The state the pure engine would hold now (built on each read: O(n))."""
+        return materialize(
+            self._now, self._total, self._free, self._active, self._running, self._ended
+        )
+
+    def submit(self, job: Job) -> None:
+        """Register ``job`` and schedule its arrival at its submit time."""
+        if job.job_id in self._jobs:
+            raise EngineError(f"job {job.job_id} submitted twice")
+        if job.spec.submit_time < self._now:
+            raise EngineError(
+                f"job {job.job_id} submitted at t={job.spec.submit_time}, "
+                f"before the clock t={self._now}"
+            )
+        if job.spec.gpus > self._total:
+            raise EngineError(
+                f"job {job.job_id} needs {job.spec.gpus} GPUs; the cluster has {self._total}"
+            )
+        self._jobs[job.job_id] = job
+        self._push(job.spec.submit_time, int(_ARRIVAL), job.job_id, 0, 0)
+
+    def _push(self, time: int, rank: int, job_id: JobId, index: int, epoch: int) -> None:
+        heapq.heappush(self.queue, (time, rank, self._seq, job_id, index, epoch))
+        self._seq += 1
+
+    def advance(self) -> bool:
+        """Handle the next event; False when the queue is empty."""
+        if self._broken is not None:
+            raise EngineError(f"the simulator is broken by an earlier error: {self._broken}")
+        if not self.queue:
+            return False
+        time, rank, _, job_id, index, epoch = heapq.heappop(self.queue)
+        try:
+            self._handle(time, _KINDS[rank], job_id, index, epoch)
+        except BaseException as error:
+            self._broken = error
+            raise
+        self.events_handled += 1
+        if self._check:
+            problems = check_invariants(self.state, self._jobs)
+            if problems:
+                raise EngineError("; ".join(problems))
+        return True
+
+    def run(self, horizon: int | None = None) -> None:
+        """Handle events until the queue drains or the next event is after ``horizon``
+        (``ENG-9`` as in ``Simulator.run``)."""
+        if self._check:
+            while self.queue and (horizon is None or self.queue[0][0] <= horizon):
+                self.advance()
+        else:
+            if self._broken is not None:
+                raise EngineError(f"the simulator is broken by an earlier error: {self._broken}")
+            try:
+                self._loop(math.inf if horizon is None else horizon)
+            except BaseException as error:
+                self._broken = error
+                raise
+        if not self.queue and self._active:
+            stuck = sorted(self._active)[:5]
+            raise EngineError(
+                f"the queue drained with {len(self._active)} jobs never ended "
+                f"(first: {stuck}); the policy left them waiting"
+            )
+
+    def _loop(self, limit: float) -> None:
+        """The hot loop: a checkpoint that no policy looks at costs a pop, a fold and a push."""
+        queue, active, pop = self.queue, self._active, heapq.heappop
+        handle, checkpoint = self._handle, self._checkpoint
+        state = self._policy_state
+        quiet = state is not None and not state.checkpoint_views
+        checkpoint_rank = int(_CHECKPOINT)
+        while queue and queue[0][0] <= limit:
+            time, rank, _, job_id, index, epoch = pop(queue)
+            if rank == checkpoint_rank and quiet:
+                self._now = time
+                record = active.get(job_id)
+                if record is not None and record.epoch == epoch and record.since is not None:
+                    checkpoint(record, index)  # not the last one: rank 1 (POL-6: no decision)
+            else:
+                handle(time, _KINDS[rank], job_id, index, epoch)
+            self.events_handled += 1
+
+    # -- one event -----------------------------------------------------------------------------
+
+    def _handle(self, time: int, kind: EventKind, job_id: JobId, index: int, epoch: int) -> None:
+        if time < self._now:
+            raise EngineError(f"event at t={time} is before the clock t={self._now}")
+        self._now = time
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise EngineError(f"event for unknown job {job_id}")
+        changed: JobView | None = None
+        if kind is _ARRIVAL:
+            self._arrive(job)
+        else:
+            record = self._active.get(job_id)
+            if record is None or record.epoch != epoch or record.since is None:
+                return  # stale (ENG-7): nothing but the clock
+            if not self._checkpoint(record, index) and kind is _CHECKPOINT:
+                state = self._policy_state
+                if state is not None and not state.checkpoint_views:
+                    return  # the policy cannot need a decision here (POL-6)
+                changed = record.view()
+                if state is not None:
+                    state.reported(changed)
+        if self.world.policy.needs_decision(kind, changed):
+            self._apply(self._decide(kind, changed))
+
+    def _arrive(self, job: Job) -> None:
+        job_id = job.job_id
+        if job_id in self._active:
+            raise EngineError(f"job {job_id} arrived twice")
+        detectors = self._detectors
+        watches = tuple(start_watch(d) for d in detectors)
+        verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))
+        record = self._active[job_id] = JobRecord(job, watches, verdicts)
+        self.log.append(LogRecord(self._now, _ARRIVE, job_id, record.gpus))
+        if self._policy_state is not None:
+            self._policy_state.queued(record.view())
+
+    def _checkpoint(self, record: JobRecord, index: int) -> bool:
+        """Fold checkpoint ``index`` into ``record``; True when it was the last one (finish)."""
+        job, now = record.job, self._now
+        job_id = job.job_id
+        if index != record.next_index:
+            raise EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
+        obs = job.observations[index - 1]
+        service = record.next_service
+        score = obs.eval_score
+        if self._detectors:
+            self._fold(record, index, service, obs.step, score, obs.loss, obs.proxy_reward)
+        record.evals_done, record.service, record.since = index, service, now
+        record.last_score = score
+        loss = obs.loss
+        if _isfinite(loss):  # boundary.record_losses: a non-finite loss changes nothing
+            if record.first_loss is None:
+                record.first_loss = loss
+            record.previous_loss, record.last_loss = record.last_loss, loss
+        record.cached_view = None
+        entry = LogRecord(now, _CKPT, job_id, record.gpus, index, obs.step, score)
+        self.log.append(entry)
+        if index == record.planned:
+            del self._running[job_id], self._active[job_id]
+            self._free += record.gpus
+            self._ended[job_id] = JobStatus.FINISHED
+            if self._policy_state is not None:
+                self._policy_state.ended(job_id)
+            self.log.append(entry._replace(kind=_FINISH))
+            return True
+        record.next_index = nxt = index + 1
+        record.next_service = job.checkpoint_service(nxt)
+        rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
+        heapq.heappush(
+            self.queue,
+            (now + record.next_service - service, rank, self._seq, job_id, nxt, record.epoch),
+        )
+        self._seq += 1
+        return False
+
+    def _fold(self, record: JobRecord, *report: Any) -> None:
+        index, service, step, score, loss, proxy_reward = report
+        spec = record.job.spec
+        view = CheckpointView(
+            spec.job_id,
+            spec.kind,
+            index,
+            step,
+            self._now,
+            score,
+            loss,
+            proxy_reward,
+            min(1.0, service / spec.estimated_duration),
+        )
+        detectors = self._detectors
+        watches = tuple(observe(d, w, view) for d, w in zip(detectors, record.watches, strict=True))
+        record.watches = watches
+        record.verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))
+
+    # -- the decision ----------------------------------------------------------------------------
+
+    def _decide(self, kind: EventKind, changed: JobView | None) -> Decision:
+        state = self._policy_state
+        if state is not None:
+            decision = state.decide(self._now, self._free, kind, changed)
+        else:
+            active, running = self._active, self._running
+            queued = sorted(
+                (r.job.spec.submit_time, j) for j, r in active.items() if j not in running
+            )
+            cluster = ClusterView(
+                time=self._now,
+                total_gpus=self._total,
+                free_gpus=self._free,
+                queued=tuple([active[j].view() for _, j in queued]),
+                running=tuple([active[j].view() for j in running]),
+                cause=kind,
+                changed=() if changed is None else (changed,),
+            )
+            decision = self.world.policy(cluster)
+        self._validate(decision)
+        return decision
+
+    def _validate(self, decision: Decision) -> None:
+        """``ENG-8``, as ``step._validate``: O(jobs named by the decision)."""
+        if not (decision.start or decision.preempt or decision.stop):
+            return
+        named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
+        if len(named) != len(set(named)):
+            raise InvalidDecisionError(f"a job is named twice in {decision}")
+
+        def record_of(job_id: JobId, running: bool | None, verb: str, state: str) -> JobRecord:
+            record = self._active.get(job_id)
+            if record is None or (running is not None and (record.since is not None) != running):
+                raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
+            return record
+
+        freed = 0
+        for order in decision.stop:
+            record = record_of(order.job_id, None, "stop", "active")
+            freed += record.gpus if record.since is not None else 0
+        for job_id in decision.preempt:
+            freed += record_of(job_id, True, "preempt", "running").gpus
+        wanted = sum(record_of(j, False, "start", "queued").gpus for j in decision.start)
+        if wanted > self._free + freed:
+            raise InvalidDecisionError(
+                f"starts need {wanted} GPUs but only {self._free + freed} would be free"
+            )
+
+    def _apply(self, decision: Decision) -> None:
+        """Stops, then preemptions, then starts (the phases of ``step``)."""
+        now, log, state = self._now, self.log, self._policy_state
+        for order in decision.stop:
+            job_id = order.job_id
+            record = self._active.pop(job_id)
+            gpus = 0
+            if record.since is not None:
+                gpus = record.gpus
+                del self._running[job_id]
+                self._free += gpus
+            self._ended[job_id] = JobStatus.STOPPED
+            if state is not None:
+                state.ended(job_id)
+            log.append(
+                LogRecord(
+                    now,
+                    _STOP,
+                    job_id,
+                    gpus,
+                    record.evals_done,
+                    order.saved_step,
+                    order.saved_score,
+                    order.reason,
+                )
+            )
+        for job_id in decision.preempt:
+            self._preempt(self._active[job_id])
+        for job_id in decision.start:
+            self._start(self._active[job_id])
+
+    def _preempt(self, record: JobRecord) -> None:
+        now, job_id = self._now, record.job.job_id
+        assert record.since is not None
+        record.service += max(0, now - record.since)  # ENG-11: the exact service is kept
+        record.since = None
+        record.preemptions += 1
+        record.cached_view = None
+        del self._running[job_id]
+        self._free += record.gpus
+        self.log.append(LogRecord(now, _PREEMPT, job_id, record.gpus, record.evals_done))
+        if self._policy_state is not None:
+            self._policy_state.queued(record.view())
+
+    def _start(self, record: JobRecord) -> None:
+        now, job = self._now, record.job
+        job_id = job.job_id
+        self._free -= record.gpus
+        self._running[job_id] = None
+        resumes_at = now + (self._overhead if record.preemptions else 0)
+        record.epoch += 1
+        record.since = resumes_at
+        record.cached_view = None
+        index = record.next_index
+        rank = _COMPLETION_RANK if index == record.planned else _CHECKPOINT_RANK
+        gap = record.next_service - record.service
+        self._push(resumes_at + gap, rank, job_id, index, record.epoch)
+        self.log.append(LogRecord(now, _START, job_id, record.gpus, record.evals_done))
+        if self._policy_state is not None:
+            self._policy_state.started(record.view())

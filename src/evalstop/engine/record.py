@@ -1,0 +1,115 @@
+"""The fast engine's mutable bookkeeping of one active job, and the way back to a ``SimState``.
+
+A :class:`JobRecord` holds what :class:`~evalstop.engine.state.ActiveJob` holds, as fields
+updated in place; its :class:`~evalstop.core.boundary.JobView` is built only when someone reads
+it (a policy, a test) and cached until the job changes again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalstop.core.boundary import JobView, Verdict
+from evalstop.core.detectors import Watch
+from evalstop.core.model import Job, JobId
+from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
+
+__all__ = ["JobRecord", "materialize"]
+
+
+class JobRecord:
+    """An active job in the fast engine (fields as in :class:`JobView` and ``ActiveJob``)."""
+
+    __slots__ = (
+        "cached_view",
+        "epoch",
+        "evals_done",
+        "first_loss",
+        "gpus",
+        "job",
+        "last_loss",
+        "last_score",
+        "next_index",
+        "next_service",
+        "planned",
+        "preemptions",
+        "previous_loss",
+        "service",
+        "since",
+        "verdicts",
+        "watches",
+    )
+
+    def __init__(self, job: Job, watches: tuple[Watch[Any], ...], verdicts: tuple[Verdict, ...]):
+        self.job = job
+        self.gpus = job.spec.gpus
+        self.watches = watches
+        self.verdicts = verdicts
+        self.next_index = 1
+        self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
+        self.planned = job.checkpoints
+        self.epoch = 0
+        self.evals_done = 0
+        self.service = 0
+        self.since: int | None = None
+        self.preemptions = 0
+        self.last_score: float | None = None
+        self.first_loss: float | None = None
+        self.previous_loss: float | None = None
+        self.last_loss: float | None = None
+        self.cached_view: JobView | None = None  # set to None whenever a field changes
+
+    def view(self) -> JobView:
+        """The job's view (built on demand, then cached until a field changes)."""
+        view = self.cached_view
+        if view is None:
+            spec = self.job.spec
+            view = self.cached_view = JobView(
+                spec.job_id,
+                spec.kind,
+                spec.gpus,
+                spec.submit_time,
+                spec.estimated_duration,
+                spec.eval_interval,
+                self.evals_done,
+                self.service,
+                self.since,
+                self.preemptions,
+                self.last_score,
+                self.first_loss,
+                self.previous_loss,
+                self.last_loss,
+                self.verdicts,
+            )
+        return view
+
+
+def materialize(
+    time: int,
+    total: int,
+    free: int,
+    active: Mapping[JobId, JobRecord],
+    running: Mapping[JobId, None],
+    ended: Mapping[JobId, JobStatus],
+) -> SimState:
+    """The :class:`SimState` the pure engine would hold (O(n); for tests and checks)."""
+    queued = sorted(
+        (j for j in active if j not in running),
+        key=lambda j: (active[j].job.spec.submit_time, j),
+    )
+    chain: Ended | None = None
+    for job_id, status in ended.items():
+        chain = Ended(job_id, status, chain)
+    return SimState(
+        time=time,
+        total_gpus=total,
+        free_gpus=free,
+        queued=tuple(queued),
+        running=tuple(running),
+        active={
+            j: ActiveJob(r.view(), r.next_index, r.epoch, r.watches) for j, r in active.items()
+        },
+        ended=chain,
+        ended_count=len(ended),
+    )
