@@ -14,6 +14,8 @@ __all__ = ["DEFAULT_GPUS", "DEFAULT_JOBS", "add_workload_arguments", "parse_mix"
 
 DEFAULT_GPUS = 64
 DEFAULT_JOBS = 1000
+_GPUS_HELP = "GPUs in the cluster (default 64; with --trace: sized to the trace's load)"
+_JOBS_HELP = "jobs to submit (default {jobs}; with --trace: every job of the window)"
 
 
 def parse_mix(text: str) -> dict[JobKind, float]:
@@ -46,18 +48,8 @@ def _default_mix() -> str:
 def add_workload_arguments(parser: argparse.ArgumentParser, *, jobs: int = DEFAULT_JOBS) -> None:
     """Add the workload and cluster options to ``parser``."""
     group = parser.add_argument_group("workload and cluster")
-    group.add_argument(
-        "--gpus",
-        type=int,
-        default=None,
-        help="GPUs in the cluster (default 64; with --trace: sized to the trace's load)",
-    )
-    group.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help=f"jobs to submit (default {jobs}; with --trace: every job of the window)",
-    )
+    group.add_argument("--gpus", type=int, default=None, help=_GPUS_HELP)
+    group.add_argument("--jobs", type=int, default=None, help=_JOBS_HELP.format(jobs=jobs))
     group.add_argument(
         "--arrival-rate",
         type=float,
