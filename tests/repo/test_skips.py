@@ -32,6 +32,7 @@ KNOWN: dict[str, str] = {
     "transformers is installed: no stand-in": "adapters session (stand-in test, by design)",
     "Ray is installed: the stand-in is not used": "adapters session (stand-in test, by design)",
     "needs bash for <(...)": "never in CI: bash runs .ci/run",
+    "import matplotlib": "never in CI: matplotlib is in the test group",
 }
 """Skip reason -> where CI may see it."""
 
