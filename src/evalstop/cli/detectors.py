@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from evalstop.cli.errors import CliError
+from evalstop.cli.output import OutputDir
 from evalstop.experiments.scoreboard import render, run_scoreboard, to_json
 from evalstop.experiments.scoreboard_plot import write_plot
 
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     for option, folder in (("--data", args.data), ("--healthy", args.healthy)):
         if folder is not None and not folder.is_dir():
             raise CliError(f"{option}: {folder} is not a folder")
+    output = OutputDir(args.out, "--out", ("scoreboard.json", "scoreboard.png"))
     try:
         board = run_scoreboard(
             quick=args.quick, seed=args.seed, data=args.data, healthy=args.healthy
@@ -52,13 +54,13 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as error:
         raise CliError(str(error)) from None
     payload = to_json(board)
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        path = args.out / "scoreboard.json"
-        path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        written = [path, *write_plot(board, args.out)]
-    except OSError as error:
-        raise CliError(f"--out {args.out}: {error.strerror or error}") from None
+    with output:  # all or nothing, the previous files kept as .prev (spec REP-6)
+        output.write_text("scoreboard.json", json.dumps(payload, indent=2, allow_nan=False) + "\n")
+        try:
+            write_plot(board, output.staging)
+        except OSError as error:
+            raise CliError(f"--out {args.out}: {error.strerror or error}") from None
+        written = output.commit()
     if args.json:
         print(json.dumps(payload, indent=2, allow_nan=False))
     else:
