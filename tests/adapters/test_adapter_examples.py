@@ -35,7 +35,7 @@ def test_adp11_lightning_example(
     pytest.importorskip("lightning")
     run("lightning_callback.py", tmp_path, monkeypatch)
     out = capsys.readouterr().out
-    assert "stopped at step 24 of 40; best BestCheckpoint(step=16, score=0.7" in out
+    assert "stopped at step 24 of 40; best step 16 (0.700," in out
     assert "step=16.ckpt" in out
 
 

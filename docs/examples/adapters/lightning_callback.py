@@ -52,5 +52,8 @@ trainer = pl.Trainer(
     num_sanity_val_steps=0,
 )
 trainer.fit(Model(), data, data)
-print(f"stopped at step {evalstop.stop_step} of {len(SCORES) * 4}; best {evalstop.best}")
+best = evalstop.best
+assert best is not None
+print(f"stopped at step {evalstop.stop_step} of {len(SCORES) * 4}; best step {best.step}", end="")
+print(f" ({best.score:.3f}, logged as a float32 tensor)")
 print(f"best checkpoint: {evalstop.best_checkpoint}")
