@@ -47,7 +47,9 @@ OBSERVABLE_SPEC_FIELDS: tuple[str, ...] = (
     "gpus",
     "job_id",
     "kind",
+    "name",
     "submit_time",
+    "tenant",
 )
 """The whitelist: the :class:`JobSpec` fields a view may copy (spec ``BND-2``)."""
 
@@ -98,7 +100,8 @@ class JobView:
 
     Service is kept as ``service`` seconds banked before the current run segment plus the
     segment's start (``running_since``), so that :meth:`attained_service` is exact at any time
-    without rebuilding the view at every event.
+    without rebuilding the view at every event. ``tenant`` and ``name`` are the submission's
+    (spec ``TAB-5``).
     """
 
     job_id: JobId
@@ -107,6 +110,8 @@ class JobView:
     submit_time: int
     estimated_duration: int
     eval_interval: int
+    tenant: str
+    name: str | None
     evals_done: int = 0
     service: int = 0
     running_since: int | None = None
@@ -166,6 +171,8 @@ class JobView:
             submit_time=self.submit_time,
             estimated_duration=self.estimated_duration,
             eval_interval=self.eval_interval,
+            tenant=self.tenant,
+            name=self.name,
             evals_done=index,
             service=service,
             running_since=now,

@@ -171,7 +171,11 @@ def jct_stats(values: Iterable[float]) -> JctStats:
 
 @attrs.frozen(slots=True)
 class SystemMetrics:
-    """Platform-level figures of one simulation (spec ``MET-1`` to ``MET-7``)."""
+    """Platform-level figures of one simulation (spec ``MET-1`` to ``MET-8``).
+
+    ``wasted_gpu_time`` is post-peak GPU-time (MET-5); ``rlhf_gpu_time`` all GPU-seconds held
+    by RLHF jobs (MET-8), the measure the paper's "wasted compute" is closest to.
+    """
 
     policy: str
     jobs: int
@@ -184,6 +188,7 @@ class SystemMetrics:
     wasted_gpu_time: int
     quality_retained_rlhf: float
     stopped: int
+    rlhf_gpu_time: int
 
 
 def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None) -> SystemMetrics:
@@ -216,4 +221,5 @@ def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None)
         wasted_gpu_time=sum(o.wasted_gpu_time for o in done),
         quality_retained_rlhf=float(np.mean(rlhf)) if rlhf else math.nan,
         stopped=sum(o.stopped for o in done),
+        rlhf_gpu_time=sum(o.gpu_time for o in done if o.kind is JobKind.RLHF),
     )
