@@ -29,9 +29,11 @@ def write(upto: int) -> None:
 
 
 command = [str(runs), "--metric", "win_rate", "--state", str(out / "watch.sqlite"), "--once"]
-command += ["--on-stop", "echo would run: scancel --name {name}"]
+log = out / "commands.txt"  # a stand-in for running the command: write it down
+command += ["--on-stop", f"echo scancel --name {{name}} >> {log}"]
 write(3)
 main(["watch", *command])  # nothing to stop yet; the watcher remembers what it read
 write(6)
 main(["watch", *command])  # reads only the new lines: ppo-a declined twice
-print((runs / "ppo-a" / "evalstop-stop.json").read_text().strip())
+print((runs / "ppo-a" / "evalstop-stop.json").read_text().strip())  # the marker file
+print(log.read_text().strip())
