@@ -80,10 +80,12 @@ class EvalStopCallback(TrainerCallback, ExportableState):
             ``"eval_win_rate"`` or ``"win_rate"`` (``eval_`` is tried when the key is
             absent).
         mode: ``"max"`` when higher is better, ``"min"`` when lower is better; None (default)
-            follows the ``Trainer``'s own rule for ``greater_is_better``: ``"min"`` when the
-            metric's name ends with ``"loss"``, else ``"max"``.
-        k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
-        detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
+            takes the direction from the metric's name, extending the ``Trainer``'s own rule
+            for ``greater_is_better``: ``"min"`` for a loss, error, WER or perplexity, else
+            ``"max"`` (spec ``MON-13``).
+        k: stop at the k-th consecutive decline (``DeclineDetector(k)``, the paper's rule);
+            give ``k`` or ``detector``. With neither: ``NoiseAwareDetector()``.
+        detector: any :class:`~evalstop.core.detectors.Detector`.
 
     An evaluation without the metric is skipped; a NaN or infinite value is skipped by the
     rule (spec ``ADP-3``). A new training run (global step 0 at ``on_train_begin``) starts
@@ -106,10 +108,10 @@ class EvalStopCallback(TrainerCallback, ExportableState):
         super().__init__()
         if event not in ("evaluate", "log"):
             raise ValueError(f"event must be 'evaluate' or 'log', got {event!r}")
-        if mode is None:
-            mode = "min" if metric.endswith("loss") else "max"
         aliases = (_eval_key(metric),) if event == "evaluate" else ()
-        self._feed = MetricFeed(metric, mode, k, detector, aliases=aliases)
+        self._feed = MetricFeed(
+            metric, "auto" if mode is None else mode, k, detector, aliases=aliases
+        )
         self._event: Event = event
         self._stop_file = None if stop_file is None else os.fspath(stop_file)
         self._output_dir: str | None = None

@@ -47,8 +47,8 @@ class EvalStopCallback(Callback):
     Args:
         monitor: the logged metric (``self.log("val_score", ...)``), as ``EarlyStopping``'s
             ``monitor``.
-        mode: ``"max"`` or ``"min"``; None (default): ``"min"`` when the name ends with
-            ``"loss"``, else ``"max"``.
+        mode: ``"max"`` or ``"min"``; None (default): the direction of the metric's name
+            (``"min"`` for a loss, error, WER or perplexity, else ``"max"``, spec ``MON-13``).
         k: stop at the k-th consecutive decline; give ``k`` or ``detector``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead.
         stop_file: stop cleanly once this file exists (``evalstop watch``'s marker).
@@ -66,9 +66,7 @@ class EvalStopCallback(Callback):
         stop_file: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__()
-        if mode is None:
-            mode = "min" if monitor.endswith("loss") else "max"
-        self._feed = MetricFeed(monitor, mode, k, detector)
+        self._feed = MetricFeed(monitor, "auto" if mode is None else mode, k, detector)
         self._stop_file = None if stop_file is None else os.fspath(stop_file)
         self._checkpoint: Any = None
 

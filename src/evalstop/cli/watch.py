@@ -26,7 +26,8 @@ from typing import Any, get_args
 from evalstop.cli.errors import CliError
 from evalstop.core.detectors import Detector
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
-from evalstop.live.monitor import Mode, Monitor
+from evalstop.live.direction import ModeChoice
+from evalstop.live.monitor import Monitor
 from evalstop.live.store import StateError, StateStore
 from evalstop.live.watch import Run, Watcher, watch
 from evalstop.traces.follow import discover_runs
@@ -56,7 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", metavar="KEY", required=True, help="the eval metric")
     parser.add_argument("--k", type=int, help="declines that trigger evalstop")
     parser.add_argument(
-        "--mode", choices=get_args(Mode), help="as for replay (default: the monitor's)"
+        "--mode",
+        choices=get_args(ModeChoice),
+        help="as for replay (default: the monitor's, auto: from the metric's name)",
     )
     parser.add_argument(
         "--detector",
@@ -154,7 +157,7 @@ def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
         name = "evalstop" if args.detector is None else args.detector
         detector = make_detector(name, **({} if args.k is None else {"k": args.k}))
     options: dict[str, Any] = {} if args.mode is None else {"mode": args.mode}
-    return lambda: Monitor(detector, **options)
+    return lambda: Monitor(detector, metric=args.metric, **options)
 
 
 def run(args: argparse.Namespace) -> int:
