@@ -2,8 +2,8 @@
 
 Writes two runs' JSONL logs in a folder of runs, then polls them once with the command
 (``--once``, as a cron job would) and again after more evaluations arrive: the first run peaks
-and declines twice, so the watcher prints its decision, writes the marker file and runs the
-``--on-stop`` command. Run it with ``python docs/examples/watch.py [DIR]``.
+and then keeps declining, so the watcher (with the monitor's default detector) prints its
+decision, writes the marker file and runs the ``--on-stop`` command. Run it with ``python docs/examples/watch.py [DIR]``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,6 @@ command += ["--on-stop", f"echo scancel --name {{name}} >> {log}"]
 write(3)
 main(["watch", *command])  # nothing to stop yet; the watcher remembers what it read
 write(6)
-main(["watch", *command])  # reads only the new lines: ppo-a declined twice
+main(["watch", *command])  # reads only the new lines: ppo-a kept declining
 print((runs / "ppo-a" / "evalstop-stop.json").read_text().strip())  # the marker file
 print(log.read_text().strip())
