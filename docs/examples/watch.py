@@ -3,7 +3,8 @@
 Writes two runs' JSONL logs in a folder of runs, then polls them once with the command
 (``--once``, as a cron job would) and again after more evaluations arrive: the first run peaks
 and then keeps declining, so the watcher (with the monitor's default detector) prints its
-decision, writes the marker file and runs the ``--on-stop`` command. Run it with ``python docs/examples/watch.py [DIR]``.
+decision, writes the marker file and runs the ``--on-stop`` command. Run it with
+``python docs/examples/watch.py [DIR]``.
 """
 
 from __future__ import annotations
