@@ -137,15 +137,6 @@ def replay(
     the same step (NaN where it has none) or, without ``loss``, the score turned
     lower-is-better, so ``lossplateau`` watches the metric itself (spec ``RPL-4``). A fire at
     the trace's last step is not a stop: the run ends there anyway (``RPL-9``).
-
-    Args:
-        trace: the recorded metric.
-        detector: the rule; default ``DeclineDetector(k=2)``.
-        mode: ``"max"``, ``"min"`` or ``"auto"`` (from the metric's name).
-        loss: a second trace whose values are the checkpoints' losses.
-
-    Returns:
-        Where the detector stops the run, the checkpoint it keeps, and its regret.
     """
     direction = resolve_mode(mode, trace.metric)
     monitor = Monitor(DeclineDetector() if detector is None else detector, direction)
