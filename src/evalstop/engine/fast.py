@@ -147,22 +147,41 @@ class FastSimulator:
             )
 
     def _loop(self, limit: float) -> None:
-        """The hot loop: a checkpoint that no policy looks at costs a pop, a fold and a push."""
-        queue, active, pop = self.queue, self._active, heapq.heappop
-        handle, checkpoint = self._handle, self._checkpoint
+        """The hot loop. A checkpoint that no policy looks at (POL-6) and no detector folds is
+        handled inline: ``_checkpoint``'s work for a checkpoint that is not the last."""
+        queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
+        handle, log_append = self._handle, self.log.append
         state = self._policy_state
-        quiet = state is not None and not state.checkpoint_views
-        checkpoint_rank = int(_CHECKPOINT)
+        quiet = state is not None and not state.checkpoint_views and not self._detectors
         while queue and queue[0][0] <= limit:
             time, rank, _, job_id, index, epoch = pop(queue)
-            if rank == checkpoint_rank and quiet:
-                self._now = time
-                record = active.get(job_id)
-                if record is not None and record.epoch == epoch and record.since is not None:
-                    checkpoint(record, index)  # not the last one: rank 1 (POL-6: no decision)
-            else:
-                handle(time, _KINDS[rank], job_id, index, epoch)
             self.events_handled += 1
+            if rank != _CHECKPOINT_RANK or not quiet:
+                handle(time, _KINDS[rank], job_id, index, epoch)
+                continue
+            self._now = time
+            record = active.get(job_id)
+            if record is None or record.epoch != epoch or record.since is None:
+                continue  # stale (ENG-7)
+            if index != record.next_index:
+                raise EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
+            job = record.job
+            obs = job.observations[index - 1]
+            service, score, loss = record.next_service, obs.eval_score, obs.loss
+            record.evals_done, record.service, record.since = index, service, time
+            record.last_score = score
+            if _isfinite(loss):
+                if record.first_loss is None:
+                    record.first_loss = loss
+                record.previous_loss, record.last_loss = record.last_loss, loss
+            record.cached_view = None
+            log_append(LogRecord(time, _CKPT, job_id, record.gpus, index, obs.step, score))
+            record.next_index = nxt = index + 1
+            gap = (nxt_service := job.checkpoint_service(nxt)) - service
+            record.next_service = nxt_service
+            rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
+            push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
+            self._seq += 1
 
     # -- one event -----------------------------------------------------------------------------
 

@@ -65,8 +65,8 @@ class _Draft:
     running: list[JobId]
     ended: Ended | None
     ended_count: int
-    events: list[Event] = attrs.Factory(list)
-    log: list[LogRecord] = attrs.Factory(list)
+    events: list[Event]
+    log: list[LogRecord]
 
     def end(self, job_id: JobId, status: JobStatus) -> None:
         self.ended, self.ended_count = Ended(job_id, status, self.ended), self.ended_count + 1
@@ -110,15 +110,20 @@ def step(world: World, state: SimState, event: Event) -> Transition:
         running=list(state.running),
         ended=state.ended,
         ended_count=state.ended_count,
+        events=[],
+        log=[],
     )
     if event.kind is EventKind.ARRIVAL:
         _arrive(world, draft, job)
     else:
         _checkpoint(world, draft, job, event.index)
     decision = _consult_policy(world, draft, event)
-    _apply_stops(draft, decision)
-    _apply_preemptions(draft, decision)
-    _apply_starts(world, draft, decision)
+    if decision.stop:
+        _apply_stops(draft, decision)
+    if decision.preempt:
+        _apply_preemptions(draft, decision)
+    if decision.start:
+        _apply_starts(world, draft, decision)
     return draft.freeze()
 
 
