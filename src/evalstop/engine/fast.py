@@ -21,7 +21,7 @@ from typing import Any
 
 from evalstop.core.boundary import CheckpointView, ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import observe, start_watch, verdict_of
+from evalstop.core.detectors import DeclineDetector, observe, observe_decline, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.engine.errors import EngineError, InvalidDecisionError
@@ -201,11 +201,14 @@ class FastSimulator:
                 return  # stale (ENG-7): nothing but the clock
             if not self._checkpoint(record, index) and kind is _CHECKPOINT:
                 state = self._policy_state
-                if state is not None and not state.checkpoint_views:
+                if state is None or state.checkpoint_views:
+                    changed = record.view()
+                    if state is not None:
+                        state.reported(changed)
+                elif any(watch.fired_step is not None for watch in record.watches):
+                    changed = record.view()
+                else:
                     return  # the policy cannot need a decision here (POL-6)
-                changed = record.view()
-                if state is not None:
-                    state.reported(changed)
         if self.world.policy.needs_decision(kind, changed):
             self._apply(self._decide(kind, changed))
 
@@ -215,8 +218,7 @@ class FastSimulator:
             raise EngineError(f"job {job_id} arrived twice")
         detectors = self._detectors
         watches = tuple(start_watch(d) for d in detectors)
-        verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))
-        record = self._active[job_id] = JobRecord(job, watches, verdicts)
+        record = self._active[job_id] = JobRecord(job, detectors, watches)
         self.log.append(LogRecord(self._now, _ARRIVE, job_id, record.gpus))
         if self._policy_state is not None:
             self._policy_state.queued(record.view())
@@ -261,23 +263,31 @@ class FastSimulator:
         return False
 
     def _fold(self, record: JobRecord, *report: Any) -> None:
+        """Fold the report into each watch: the built-in rule by its fast fold (DET-10), any
+        other detector through one :class:`CheckpointView`."""
         index, service, step, score, loss, proxy_reward = report
-        spec = record.job.spec
-        view = CheckpointView(
-            spec.job_id,
-            spec.kind,
-            index,
-            step,
-            self._now,
-            score,
-            loss,
-            proxy_reward,
-            min(1.0, service / spec.estimated_duration),
-        )
-        detectors = self._detectors
-        watches = tuple(observe(d, w, view) for d, w in zip(detectors, record.watches, strict=True))
-        record.watches = watches
-        record.verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))
+        view: CheckpointView | None = None
+        watches = []
+        for detector, watch in zip(self._detectors, record.watches, strict=True):
+            if type(detector) is DeclineDetector:
+                watches.append(observe_decline(detector, watch, step, score))
+                continue
+            if view is None:
+                spec = record.job.spec
+                progress = min(1.0, service / spec.estimated_duration)
+                view = CheckpointView(
+                    spec.job_id,
+                    spec.kind,
+                    index,
+                    step,
+                    self._now,
+                    score,
+                    loss,
+                    proxy_reward,
+                    progress,
+                )
+            watches.append(observe(detector, watch, view))
+        record.watches = tuple(watches)
 
     # -- the decision ----------------------------------------------------------------------------
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalstop.core.boundary import JobView, Verdict
-from evalstop.core.detectors import Watch
+from evalstop.core.boundary import JobView
+from evalstop.core.detectors import Detector, Watch, verdict_of
 from evalstop.core.model import Job, JobId
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
@@ -23,6 +23,7 @@ class JobRecord:
 
     __slots__ = (
         "cached_view",
+        "detectors",
         "epoch",
         "evals_done",
         "first_loss",
@@ -37,15 +38,16 @@ class JobRecord:
         "previous_loss",
         "service",
         "since",
-        "verdicts",
         "watches",
     )
 
-    def __init__(self, job: Job, watches: tuple[Watch[Any], ...], verdicts: tuple[Verdict, ...]):
+    def __init__(
+        self, job: Job, detectors: tuple[Detector[Any], ...], watches: tuple[Watch[Any], ...]
+    ) -> None:
         self.job = job
         self.gpus = job.spec.gpus
+        self.detectors = detectors  # the policy's, aligned with watches
         self.watches = watches
-        self.verdicts = verdicts
         self.next_index = 1
         self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
         self.planned = job.checkpoints
@@ -80,7 +82,7 @@ class JobRecord:
                 self.first_loss,
                 self.previous_loss,
                 self.last_loss,
-                self.verdicts,
+                tuple(verdict_of(d, w) for d, w in zip(self.detectors, self.watches, strict=True)),
             )
         return view
 

@@ -98,9 +98,11 @@ def step(world: World, state: SimState, event: Event) -> Transition:
     job = world.jobs.get(event.job_id)
     if job is None:
         raise EngineError(f"event for unknown job {event.job_id}")
-    if event.kind is not EventKind.ARRIVAL and _is_stale(state, event):
-        # A checkpoint of a preempted segment or of an ended job (ENG-7).
-        return Transition(attrs.evolve(state, time=event.time), (), ())
+    if event.kind is not EventKind.ARRIVAL:
+        current = state.active.get(event.job_id)
+        if current is None or current.epoch != event.epoch or current.view.running_since is None:
+            # A checkpoint of a preempted segment or of an ended job (ENG-7).
+            return Transition(attrs.evolve(state, time=event.time), (), ())
     draft = _Draft(
         now=event.time,
         total=state.total_gpus,
@@ -125,11 +127,6 @@ def step(world: World, state: SimState, event: Event) -> Transition:
     if decision.start:
         _apply_starts(world, draft, decision)
     return draft.freeze()
-
-
-def _is_stale(state: SimState, event: Event) -> bool:
-    current = state.active.get(event.job_id)
-    return current is None or current.epoch != event.epoch or current.view.running_since is None
 
 
 def _arrive(world: World, draft: _Draft, job: Job) -> None:
