@@ -170,7 +170,7 @@ def job_view(
         submit_time=submit,
         estimated_duration=estimate,
         eval_interval=10,
-        **fields,
+        **({"tenant": "default", "name": None} | fields),
     )
 
 

@@ -31,6 +31,8 @@ from evalstop.core.detectors import Never as Never
 from evalstop.core.detectors import StopAtProgress as StopAtProgress
 from evalstop.core.errors import EvalStopError as EvalStopError
 from evalstop.core.errors import UnknownNameError as UnknownNameError
+from evalstop.core.fairshare import FairShare as FairShare
+from evalstop.core.fairshare import fair_share as fair_share
 from evalstop.core.model import Job as Job
 from evalstop.core.model import JobKind as JobKind
 from evalstop.core.model import JobSpec as JobSpec
@@ -56,6 +58,9 @@ from evalstop.engine.log import LogRecord as LogRecord
 from evalstop.live.monitor import Continue as Continue
 from evalstop.live.monitor import Monitor as Monitor
 from evalstop.live.monitor import Stop as Stop
+from evalstop.sim.attach import AttachRule as AttachRule
+from evalstop.sim.attach import TableWorkload as TableWorkload
+from evalstop.sim.attach import workload_from_records as workload_from_records
 from evalstop.sim.detection import DetectionMetrics as DetectionMetrics
 from evalstop.sim.detection import detection_metrics as detection_metrics
 from evalstop.sim.metrics import JobOutcome as JobOutcome
@@ -65,6 +70,10 @@ from evalstop.sim.metrics import system_metrics as system_metrics
 from evalstop.sim.run import Cluster as Cluster
 from evalstop.sim.run import Result as Result
 from evalstop.sim.run import simulate as simulate
+from evalstop.sim.tables import JobRecord as JobRecord
+from evalstop.sim.tables import JobTable as JobTable
+from evalstop.sim.tables import TableError as TableError
+from evalstop.sim.tables import read_job_table as read_job_table
 from evalstop.sim.workload import Workload as Workload
 from evalstop.sim.workload import WorkloadConfig as WorkloadConfig
 from evalstop.sim.workload import generate as generate
@@ -74,6 +83,7 @@ from evalstop.traces import read_trace as read_trace
 from evalstop.traces import replay as replay
 
 __all__ = [
+    "AttachRule",
     "CheckpointView",
     "Cluster",
     "ClusterView",
@@ -86,11 +96,14 @@ __all__ = [
     "EvalStop",
     "EvalStopError",
     "EventKind",
+    "FairShare",
     "InvalidDecisionError",
     "Job",
     "JobKind",
     "JobOutcome",
+    "JobRecord",
     "JobSpec",
+    "JobTable",
     "JobTruth",
     "JobView",
     "LogKind",
@@ -108,6 +121,8 @@ __all__ = [
     "StopAtProgress",
     "StopOrder",
     "SystemMetrics",
+    "TableError",
+    "TableWorkload",
     "Trace",
     "TraceError",
     "UnknownNameError",
@@ -117,16 +132,19 @@ __all__ = [
     "base_policy",
     "detection_metrics",
     "evalstop",
+    "fair_share",
     "fifo",
     "generate",
     "job_outcomes",
     "las",
     "loss_aware",
     "make_policy",
+    "read_job_table",
     "read_trace",
     "replay",
     "simulate",
     "sjf_est",
     "srtf_est",
     "system_metrics",
+    "workload_from_records",
 ]

@@ -152,11 +152,13 @@ def assert_no_hidden(root: object, jobs: list[Job]) -> None:
 
 
 def test_bnd1_jobview_fields_are_the_observable_ones() -> None:
-    """BND-1: a JobView holds id, kind, GPUs, submit time, estimate, evaluation interval,
-    service, preemptions, what checkpoints reported and verdicts; nothing hidden."""
+    """BND-1: a JobView holds id, name, tenant, kind, GPUs, submit time, estimate, evaluation
+    interval, service, preemptions, what checkpoints reported and verdicts; nothing hidden."""
     names = {a.name for a in attrs.fields(JobView)}
     assert names == {
         "job_id",
+        "name",
+        "tenant",
         "kind",
         "gpus",
         "submit_time",
@@ -233,7 +235,14 @@ def test_bnd2_make_job_view_reads_exactly_the_whitelist() -> None:
     for name in OBSERVABLE_SPEC_FIELDS:
         assert getattr(view, name) == getattr(job.spec, name)
     assert view == JobView(
-        job_id=3, kind=JobKind.DPO, gpus=2, submit_time=4, estimated_duration=77, eval_interval=10
+        job_id=3,
+        kind=JobKind.DPO,
+        gpus=2,
+        submit_time=4,
+        estimated_duration=77,
+        eval_interval=10,
+        tenant="default",
+        name=None,
     )
 
 

@@ -17,7 +17,9 @@ from evalstop.core.decision import Decision
 from evalstop.core.policies import (
     BASE_POLICIES,
     LAS_THRESHOLDS,
+    BasePolicy,
     PriorityPolicy,
+    fair_share,
     fifo,
     las,
     loss_aware,
@@ -65,10 +67,36 @@ def ref_first_fit(jobs: Sequence[JobView], free: int) -> list[JobView]:
     return chosen
 
 
+def ref_fair_share(jobs: Sequence[JobView]) -> list[JobView]:
+    """The FSH-1 order as a greedy: the next job (submit order) of the tenant given least."""
+    pending: dict[str, list[JobView]] = {}
+    for job in sorted(jobs, key=lambda j: (j.submit_time, j.job_id)):
+        pending.setdefault(job.tenant, []).append(job)
+    given = dict.fromkeys(pending, 0)
+    order: list[JobView] = []
+    while any(pending.values()):
+        tenant = min(
+            (t for t in pending if pending[t]),
+            key=lambda t: (given[t], pending[t][0].submit_time, pending[t][0].job_id),
+        )
+        job = pending[tenant].pop(0)
+        given[tenant] += job.gpus
+        order.append(job)
+    return order
+
+
 def ref_decision(name: str, preemptive: bool, view: ClusterView) -> Decision:
     def key(job: JobView) -> tuple[float, ...]:
         return ref_key(name, job, view.time)
 
+    if name == "fair-share":
+        ranked = ref_fair_share([*view.queued, *view.running])
+        picked = {j.job_id for j in ref_first_fit(ranked, view.total_gpus)}
+        queued = {j.job_id for j in view.queued}
+        return Decision(
+            start=tuple(j.job_id for j in ranked if j.job_id in picked and j.job_id in queued),
+            preempt=tuple(j.job_id for j in view.running if j.job_id not in picked),
+        )
     if not preemptive:
         started = ref_first_fit(sorted(view.queued, key=key), view.free_gpus)
         return Decision(start=tuple(j.job_id for j in started))
@@ -110,6 +138,7 @@ def views(draw: st.DrawFn, *, with_running: bool = True) -> ClusterView:
             first_loss=first,
             previous_loss=previous,
             last_loss=last,
+            tenant=draw(st.sampled_from(["a", "b", "c"])),
         )
         (running if is_running else queued).append(job)
     queued.sort(key=lambda j: (j.submit_time, j.job_id))
@@ -130,7 +159,7 @@ def gpus_of(view: ClusterView, ids: Sequence[int]) -> int:
 
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.name)
 @given(view=views())
-def test_pol1_pure_function_of_the_view(policy: PriorityPolicy, view: ClusterView) -> None:
+def test_pol1_pure_function_of_the_view(policy: BasePolicy, view: ClusterView) -> None:
     """POL-1: equal views give equal decisions; the view is not changed; an equal copy of the
     view (new objects, same values) gives the same decision, and so does calling again."""
     before = copy.deepcopy(view)
@@ -148,9 +177,9 @@ def test_pol1_pure_function_of_the_view(policy: PriorityPolicy, view: ClusterVie
 
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.name)
 @given(view=views())
-def test_pol1_pol4_policy_matches_reference(policy: PriorityPolicy, view: ClusterView) -> None:
-    """POL-1, POL-4: each policy's decision is what an independent reference of its key order
-    (spec table) and first fit gives."""
+def test_pol1_pol4_policy_matches_reference(policy: BasePolicy, view: ClusterView) -> None:
+    """POL-1, POL-4, FSH-1: each policy's decision is what an independent reference of its key
+    order (spec table; fair-share as a greedy over tenants) and first fit gives."""
     assert policy(view) == ref_decision(policy.name, policy.preemptive, view)
 
 
@@ -224,9 +253,9 @@ def test_pol3_non_preemptive_never_preempts(policy: PriorityPolicy, view: Cluste
     assert set(decision.start) <= {j.job_id for j in view.queued}
 
 
-@pytest.mark.parametrize("policy", [srtf_est, loss_aware, las], ids=lambda p: p.name)
+@pytest.mark.parametrize("policy", [srtf_est, loss_aware, las, fair_share], ids=lambda p: p.name)
 @given(view=views())
-def test_pol3_preemptive_packs_the_whole_cluster(policy: PriorityPolicy, view: ClusterView) -> None:
+def test_pol3_preemptive_packs_the_whole_cluster(policy: BasePolicy, view: ClusterView) -> None:
     """POL-3: a preemptive policy's kept and started jobs fit the whole cluster; it preempts
     only running jobs and starts only queued ones; the rest of a running job keeps running."""
     decision = policy(view)
@@ -344,13 +373,21 @@ def test_pol4_ties_by_submit_time_then_id() -> None:
 
 def test_pol5_registry() -> None:
     """POL-5: base_policy(name) returns the policy of that name."""
-    assert sorted(BASE_POLICIES) == ["fifo", "las", "loss-aware", "sjf-est", "srtf-est"]
+    assert sorted(BASE_POLICIES) == [
+        "fair-share",
+        "fifo",
+        "las",
+        "loss-aware",
+        "sjf-est",
+        "srtf-est",
+    ]
     for name, policy in BASE_POLICIES.items():
         assert base_policy(name) is policy
         assert policy.name == name
-    assert [p.preemptive for p in (fifo, sjf_est, srtf_est, loss_aware, las)] == [
+    assert [p.preemptive for p in (fifo, sjf_est, srtf_est, loss_aware, las, fair_share)] == [
         False,
         False,
+        True,
         True,
         True,
         True,

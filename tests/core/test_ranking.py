@@ -31,6 +31,8 @@ def clusters(draw: st.DrawFn) -> ClusterView:
             submit_time=draw(st.integers(0, 5)),
             estimated_duration=draw(st.sampled_from([1, 10, 3_600, 20_000])),
             eval_interval=5,
+            tenant=draw(st.sampled_from(["a", "b"])),
+            name=None,
             service=draw(st.sampled_from([0, 5, 3_000, 9_000])),
             running_since=draw(st.integers(0, now + 30)) if runs else None,
             first_loss=draw(LOSS),
@@ -51,7 +53,7 @@ def clusters(draw: st.DrawFn) -> ClusterView:
 @given(cluster=clusters(), name=st.sampled_from(sorted(BASE_POLICIES)))
 def test_pol6_ordered_state_decides_as_the_policy(cluster: ClusterView, name: str) -> None:
     """POL-6: told the same jobs, a base policy's state decides what the policy decides."""
-    policy: PriorityPolicy = BASE_POLICIES[name]
+    policy = BASE_POLICIES[name]
     state = policy.start_run(cluster.total_gpus)
     assert state is not None
     for view in cluster.queued:
@@ -66,7 +68,7 @@ def test_pol6_ended_forgets_a_job_twice_without_error() -> None:
     """POL-6: ``ended`` twice for one job (the wrapper tells its base first) is harmless."""
     state = BASE_POLICIES["fifo"].start_run(4)
     assert state is not None
-    view = JobView(1, JobKind.LORA, 2, 0, 10, 1)
+    view = JobView(1, JobKind.LORA, 2, 0, 10, 1, "default", None)
     state.queued(view)
     state.ended(1)
     state.ended(1)

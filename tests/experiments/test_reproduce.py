@@ -7,53 +7,114 @@ import math
 from pathlib import Path
 from typing import Any
 
+import attrs
+import numpy as np
 import pytest
 
 from evalstop.cli import main
 from evalstop.experiments import plots
+from evalstop.experiments.paper import PAPER
 from evalstop.experiments.plan import (
     BASE_RATES,
     BASES,
+    DENSITIES,
+    DENSITY_KS,
     DETECTORS,
     KS,
     MAIN_SYSTEMS,
     NOISES,
     Settings,
+    Sim,
     plan,
+    reads_eval_scores,
 )
-from evalstop.experiments.results import build_results
-from evalstop.experiments.runner import run_plan
+from evalstop.experiments.results import Results, build_results, results_json
+from evalstop.experiments.runner import run_audits, run_group, run_plan
 from evalstop.experiments.stats import estimate
 
 SMALL = Settings(seeds=2, jobs=40, gpus=16)
 
 
+def _build(settings: Settings, workers: int = 1) -> Results:
+    figures = run_plan(settings, plan(settings), workers=workers)
+    return build_results(settings, figures, run_audits(settings))
+
+
 @pytest.fixture(scope="module")
 def small_results() -> dict[str, Any]:
-    sims = plan(SMALL)
-    return build_results(SMALL, run_plan(SMALL, sims, workers=1))
+    return results_json(_build(SMALL))
 
 
 def test_rep1_every_experiment_and_cell_is_there(small_results: dict[str, Any]) -> None:
-    """REP-1: five experiments, every swept value and detector, every seed."""
-    r = small_results
-    assert [row["system"] for row in r["main"]] == list(MAIN_SYSTEMS)
-    assert [row["base"] for row in r["composability"]] == list(BASES)
-    assert len(r["noise"]) == len(NOISES) * len(DETECTORS)
-    assert len(r["base_rate"]) == len(BASE_RATES) * len(DETECTORS)
-    assert [row["k"] for row in r["k"]] == list(KS)
+    """REP-1: five experiments in each world, every swept value and detector, every seed."""
+    assert set(small_results["worlds"]) == {"paper", "calibrated"}
+    for r in small_results["worlds"].values():
+        assert [row["system"] for row in r["main"]] == list(MAIN_SYSTEMS)
+        assert [row["base"] for row in r["composability"]] == list(BASES)
+        assert len(r["noise"]) == len(NOISES) * len(DETECTORS)
+        assert [row["sigma"] for row in r["noise"]] == [s for s in NOISES for _ in DETECTORS]
+        assert len(r["base_rate"]) == len(BASE_RATES) * len(DETECTORS)
+        assert [row["k"] for row in r["k"]] == list(KS)
     sims = plan(SMALL)
     assert len(sims) == len(set(sims))
     assert {sim.seed for sim in sims} == {0, 1}
 
 
+def test_rep1_score_blind_systems_share_their_noise_cells() -> None:
+    """REP-1: eval noise changes nothing a base policy reads, so its figures are equal at
+    every sigma and the plan runs it once; a wrapper's do change."""
+    assert not reads_eval_scores("srtf-est") and not reads_eval_scores("loss-aware")
+    assert reads_eval_scores("evalstop+srtf-est") and reads_eval_scores("stopat-0.65+fifo")
+    settings = Settings(seeds=1, jobs=40, gpus=16)
+    for system in ("srtf-est", "loss-aware"):
+        sims = [Sim("paper", sigma, 0.6, 10, 0, system, 2) for sigma in (0.01, 0.12)]
+        figures = [run_group((settings, (sim,)))[0][1] for sim in sims]
+        np.testing.assert_equal(attrs.astuple(figures[0]), attrs.astuple(figures[1]))
+        assert Sim.at(settings, "paper", 0, system, noise=0.12).noise == 0.02
+    # a stopping wrapper keeps the best *observed* checkpoint: noise matters even to stopat
+    for system in ("evalstop+srtf-est", "stopat-0.65+srtf-est"):
+        pair = [
+            run_group((settings, (Sim("paper", sigma, 0.6, 10, 0, system, 2),)))[0][1]
+            for sigma in (0.0, 0.3)
+        ]
+        assert pair[0].quality_retained_rlhf != pair[1].quality_retained_rlhf
+
+
 def test_rep2_same_results_for_any_worker_count() -> None:
     """REP-2: results.json is byte-identical with one worker and with two."""
     settings = Settings(seeds=2, jobs=30, gpus=16)
-    sims = plan(settings)
-    one = build_results(settings, run_plan(settings, sims, workers=1))
-    two = build_results(settings, run_plan(settings, sims, workers=2))
+    one = results_json(_build(settings, workers=1))
+    two = results_json(_build(settings, workers=2))
     assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+
+
+def test_rep7_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> None:
+    """REP-7: a top-level ``worlds`` object keyed paper and calibrated, each with the five
+    tables, its parameters and its leakage audit; the paper's figures once, from PAPER."""
+    for name, world in small_results["worlds"].items():
+        assert world["world"]["name"] == name
+        leakage = world["leakage"]
+        for key in ("label_auc_max", "length_error_first_checkpoint", "length_error_estimate"):
+            assert isinstance(leakage[key], float)
+        assert 0.5 <= leakage["label_auc_max"] <= 1.0
+        for row in world["main"]:
+            assert "rlhf_gpu_time_change_pct" in row and "wasted_change_pct" in row
+    assert (
+        small_results["paper"]["main"][1]["jct_change_pct"]
+        == PAPER.row("evalstop+srtf-est").jct_change_pct
+    )
+    assert small_results["version"] == 2
+
+
+def test_rep8_density_sweep(small_results: dict[str, Any]) -> None:
+    """REP-8: the paper world's density sweep: EvalStop at every sigma and k in DENSITY_KS,
+    at each planned density; rows report detection only (no base: changes are null)."""
+    rows = small_results["worlds"]["paper"]["density"]
+    cells = {(row["evals_per_run"], row["sigma"], row["k"]) for row in rows}
+    assert {(e, s, 2) for e in DENSITIES for s in NOISES} <= cells
+    assert {(e, 0.02, k) for e in DENSITIES for k in DENSITY_KS} <= cells
+    assert all(row["base"] is None and row["jct_change_pct"] is None for row in rows)
+    assert small_results["worlds"]["calibrated"]["density"] == []
 
 
 def test_rep3_mean_and_t_interval_by_hand() -> None:
@@ -68,24 +129,19 @@ def test_rep3_mean_and_t_interval_by_hand() -> None:
 
 def test_rep3_changes_are_paired_per_seed(small_results: dict[str, Any]) -> None:
     """REP-3: the base against itself is exactly 0; EvalStop's change is the seed mean."""
-    main_rows = small_results["main"]
+    main_rows = small_results["worlds"]["paper"]["main"]
     base = main_rows[0]
     assert base["jct_change_pct"] == 0.0 and base["wasted_change_pct"] == 0.0
     sims = [
-        s
-        for s in plan(SMALL)
-        if s.noise == SMALL.noise
-        and s.hacking_share == 0.6
-        and s.k == 2
-        and s.system in ("srtf-est", "evalstop+srtf-est")
+        Sim.at(SMALL, "paper", seed, system)
+        for seed in (0, 1)
+        for system in ("srtf-est", "evalstop+srtf-est")
     ]
     figures = run_plan(SMALL, sims)
     changes = []
     for seed in (0, 1):
         pick = {s.system: figures[s] for s in sims if s.seed == seed}
-        changes.append(
-            100 * (pick["evalstop+srtf-est"]["jct_mean"] / pick["srtf-est"]["jct_mean"] - 1)
-        )
+        changes.append(100 * (pick["evalstop+srtf-est"].jct_mean / pick["srtf-est"].jct_mean - 1))
     assert main_rows[1]["jct_change_pct"] == pytest.approx(sum(changes) / 2, abs=1e-5)
 
 
@@ -113,17 +169,23 @@ def test_rep4_cli_writes_results_and_plots(
     assert code == 0
     assert "paper" in printed and "-9.4%" in printed and "98.3%" in printed
     assert (out / "report.txt").read_text().startswith("evalstop reproduce:")
+    assert "== world paper" in printed and "== world calibrated" in printed
+    assert "Leakage audit" in printed and "Evaluation density" in printed
     results = json.loads((out / "results.json").read_text())
-    for key in ("main", "composability", "noise", "base_rate", "k"):
-        assert results[key]
-    for row in results["main"]:
-        for key in ("system", "jct_change_pct", "wasted_change_pct", "precision", "recall", "fpr"):
-            assert key in row
-        for key in ("precision", "recall", "fpr"):
-            assert row[key] is None or 0.0 <= row[key] <= 1.0
+    for world in results["worlds"].values():
+        for key in ("main", "composability", "noise", "base_rate", "k"):
+            assert world[key]
+        for row in world["main"]:
+            for key in ("system", "jct_change_pct", "wasted_change_pct", "precision", "fpr"):
+                assert key in row
+            for key in ("precision", "recall", "fpr"):
+                assert row[key] is None or 0.0 <= row[key] <= 1.0
     if plots.plots_available():
-        for name in ("noise", "base_rate", "k", "composability", "curves"):
-            assert (out / f"{name}.png").stat().st_size > 1000
+        for world in ("paper", "calibrated"):
+            for name in plots.plot_names(world):
+                if name.startswith("density") and world != "paper":
+                    continue
+                assert (out / f"{name}.png").stat().st_size > 1000
     else:
         assert plots.PLOTS_HINT in printed
 
@@ -156,9 +218,22 @@ def test_rep4_without_matplotlib_one_line_says_how(
     assert not list(tmp_path.glob("*.png"))
 
 
+def test_rep7_world_option_runs_one_world(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """REP-7: --world calibrated runs that world only, without the paper's column."""
+    args = ["reproduce", "--seeds", "1", "--jobs", "20", "--workers", "1", "--no-progress"]
+    code = main([*args, "--world", "calibrated", "--out", str(tmp_path)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "== world calibrated" in printed and "== world paper" not in printed
+    assert "-9.4%" not in printed
+    assert list(json.loads((tmp_path / "results.json").read_text())["worlds"]) == ["calibrated"]
+
+
 @pytest.mark.parametrize(
     "args",
-    [["--seeds", "0"], ["--jobs", "0"], ["--workers", "0"]],
+    [["--seeds", "0"], ["--jobs", "0"], ["--workers", "0"], ["--world", "mars"]],
 )
 def test_rep4_bad_options_are_cli_errors(
     args: list[str], capsys: pytest.CaptureFixture[str]

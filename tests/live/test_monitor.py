@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -102,6 +103,23 @@ def test_bad_arguments_raise_before_any_change_mon_1(
     with pytest.raises(error):
         monitor.observe(job, step, score)
     assert snapshot(monitor) == before
+
+
+def test_numpy_scalars_are_accepted_mon_1() -> None:
+    """MON-1: numpy integer steps and numpy float or integer scores are plain numbers."""
+    # Any: the signature says int and float; numpy scalars are accepted at run time.
+    monitor: Any = Monitor()
+    plain = Monitor()
+    for step, score in [(10, 0.5), (20, 0.7), (30, 0.6), (40, 0.4)]:
+        got = monitor.observe("a", np.int64(step), np.float32(score))
+        want = plain.observe("a", step, float(np.float32(score)))
+        assert got == want
+        assert type(got.step) is int
+    assert monitor.observe("b", np.int32(1), np.int64(3)) == plain.observe("b", 1, 3.0)
+    with pytest.raises(TypeError, match="score"):
+        monitor.observe("c", 1, np.bool_(True))
+    with pytest.raises(TypeError, match="step"):
+        monitor.observe("c", np.float64(1.0), 0.5)
 
 
 def test_bad_mode_is_refused_mon_1() -> None:

@@ -72,6 +72,14 @@ def test_met5_met6_evalstop_saves_the_best_checkpoint() -> None:
     assert metrics.quality_retained_rlhf == 1.0
 
 
+def test_met8_rlhf_gpu_time_counts_rlhf_jobs_only() -> None:
+    """MET-8: all GPU-seconds held by RLHF jobs: A's 50 s on FIFO (B is DPO), 40 s when
+    EvalStop stops it."""
+    assert system_metrics(simulate(two_jobs(), fifo, Cluster(gpus=1))).rlhf_gpu_time == 50
+    stopped = simulate(two_jobs(), evalstop(fifo, DeclineDetector(2)), Cluster(gpus=1))
+    assert system_metrics(stopped).rlhf_gpu_time == 40
+
+
 def test_met7_service_discounts_the_preemption_overhead() -> None:
     """MET-7, ENG-11: A (100 s) is preempted at 10 by B (20 s); A resumes at 30 (+30 s)."""
     a = make_job(0, submit=0, scores=(0.1, 0.2, 0.3, 0.4), duration=100)

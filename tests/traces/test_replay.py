@@ -17,7 +17,7 @@ from evalstop.cli import main
 from evalstop.core.detectors import DeclineDetector, LossPlateau, StopAtProgress
 from evalstop.core.registry import make_detector
 from evalstop.live.monitor import Monitor
-from evalstop.traces import Trace, TraceFormat, replay
+from evalstop.traces import EmptyTraceError, Trace, TraceFormat, read_trace, replay
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real-traces"
 SCORES = [0.1, 0.3, 0.5, 0.4, 0.35, 0.6, 0.2]  # peak 0.5 at step 30, two declines at 40, 50
@@ -379,3 +379,21 @@ def test_replay_real_files_together_rpl_6(capsys: pytest.CaptureFixture[str]) ->
         "rhe_llama3b_g_Easy_heldout_f_g.json",
     ]
     assert results[1]["n_evals"] == 2 and results[1]["stopped"] is False
+
+
+def test_replay_tensorboard_log_directory_rpl_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """RPL-1, TRC-11: a logdir/<run>/events... directory is replayed run by run."""
+    summary = pytest.importorskip("tensorboard.summary")
+    curves = {"a": [0.1, 0.5, 0.4, 0.3, 0.2], "b/nested": [0.1, 0.2, 0.3, 0.4, 0.5]}
+    for run, values in curves.items():
+        writer = summary.Writer(str(tmp_path / "logs" / run))
+        for step, value in enumerate(values, 1):
+            writer.add_scalar("eval/score", value, 10 * step)
+        writer.close()
+    results = cli_json(capsys, str(tmp_path / "logs"), "--metric", "eval/score")
+    assert [r["path"] for r in results] == [str(tmp_path / "logs" / run) for run in curves]
+    assert [r["stop_step"] for r in results] == [40, None]
+    with pytest.raises(EmptyTraceError, match="log directory of 2 runs"):
+        read_trace(tmp_path / "logs", "eval/score")

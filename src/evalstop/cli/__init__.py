@@ -1,4 +1,4 @@
-"""The ``evalstop`` command line: ``simulate``, ``reproduce`` and ``replay``.
+"""The ``evalstop`` command line: ``simulate``, ``reproduce``, ``replay`` and ``watch``.
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and ``run(args) -> int``.
 Bad input ends in one line on stderr naming the problem and exit code 2, never a traceback
@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("evalstop.cli.simulate", "simulate one policy on a synthetic workload"),
     "reproduce": ("evalstop.cli.reproduce", "reproduce every experiment of the paper"),
     "replay": ("evalstop.cli.replay", "run a detector over recorded training logs"),
+    "watch": ("evalstop.cli.watch", "follow live runs and stop the ones that decline"),
 }
 
 

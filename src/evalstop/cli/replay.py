@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 from evalstop.cli.errors import CliError
@@ -18,6 +19,7 @@ from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.experiments.tables import format_table
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
 from evalstop.traces.replay import ReplayResult, replay
+from evalstop.traces.tensorboard import tensorboard_runs
 
 __all__ = ["add_arguments", "parse_where", "render", "run"]
 
@@ -99,6 +101,23 @@ def _read(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
         raise CliError(str(error)) from None
 
 
+def _expand(paths: list[str], fmt: str | None) -> list[str]:
+    """Each PATH, a TensorBoard log directory replaced by its runs (spec ``RPL-1``)."""
+    expanded: list[str] = []
+    for path in paths:
+        folder = Path(path)
+        try:
+            is_dir = folder.is_dir()
+        except OSError:  # e.g. a name too long: the reader reports it
+            is_dir = False
+        runs = tensorboard_runs(folder) if is_dir and fmt in (None, "tensorboard") else []
+        if runs and runs != [folder]:
+            expanded.extend(str(run) for run in runs)
+        else:
+            expanded.append(path)
+    return expanded
+
+
 def _number(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.6g}"
 
@@ -136,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             _read(args, path, args.metric),
             None if args.loss_metric is None else _read(args, path, args.loss_metric),
         )
-        for path in args.paths
+        for path in _expand(args.paths, args.format)
     ]
     results = [replay(trace, detector, args.mode, loss) for trace, loss in traces]
     if args.json:

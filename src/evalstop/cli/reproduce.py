@@ -7,24 +7,24 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from evalstop.cli.errors import CliError
 from evalstop.cli.output import OutputDir
-from evalstop.experiments.plan import FULL, QUICK, Settings, plan
-from evalstop.experiments.plots import PLOTS_HINT, plots_available, write_plots
+from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, plan
+from evalstop.experiments.plots import PLOTS_HINT, plot_names, plots_available, write_plots
 from evalstop.experiments.report import render_report
-from evalstop.experiments.results import build_results
-from evalstop.experiments.runner import default_workers, run_plan
+from evalstop.experiments.results import Results, build_results, results_json
+from evalstop.experiments.runner import default_workers, run_audits, run_plan
+from evalstop.sim.worlds import WORLDS
 
 __all__ = ["OUTPUT_NAMES", "ProgressBar", "add_arguments", "run"]
 
 OUTPUT_NAMES = (
     "report.txt",
     "results.json",
-    *(f"{name}.png" for name in ("noise", "base_rate", "k", "composability", "curves")),
+    *(f"{name}.png" for world in WORLD_NAMES for name in plot_names(world)),
 )
 """Every file ``--out`` receives (the plots only with the ``plots`` extra)."""
 
@@ -50,6 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help=f"worker processes (default one per core: {default_workers()})",
+    )
+    parser.add_argument(
+        "--world",
+        choices=sorted(WORLDS),
+        action="append",
+        default=None,
+        help="run this world only (repeatable; default: every world, paper and calibrated)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -89,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         if args.jobs < 1:
             raise CliError(f"--jobs must be >= 1, got {args.jobs}")
         settings = attrs.evolve(settings, jobs=args.jobs)
+    if args.world:
+        settings = attrs.evolve(
+            settings, worlds=tuple(name for name in WORLD_NAMES if name in args.world)
+        )
     workers = default_workers() if args.workers is None else args.workers
     if workers < 1:
         raise CliError(f"--workers must be >= 1, got {workers}")
@@ -98,29 +109,28 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress = ProgressBar(f"{len(sims)} simulations", enabled=not args.no_progress)
     figures = run_plan(settings, sims, workers=workers, progress=progress)
-    results = build_results(settings, figures)
+    results = build_results(settings, figures, run_audits(settings))
     elapsed = time.perf_counter() - started
     report = render_report(results)
     print(report)
     print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {workers} worker(s)")
     if output is not None:
-        for path in _write(output, report, results, settings):
+        for path in _write(output, report, results):
             print(f"wrote {path}")
     return 0
 
 
-def _write(
-    output: OutputDir, report: str, results: dict[str, Any], settings: Settings
-) -> list[Path]:
+def _write(output: OutputDir, report: str, results: Results) -> list[Path]:
     """Stage the report, the results and the plots, then put them in place together."""
     with output:
         output.write_text("report.txt", report + "\n")
         output.write_text(
-            "results.json", json.dumps(results, indent=2, sort_keys=True, allow_nan=False) + "\n"
+            "results.json",
+            json.dumps(results_json(results), indent=2, sort_keys=True, allow_nan=False) + "\n",
         )
         if plots_available():
             try:
-                write_plots(results, settings, output.staging)
+                write_plots(results, output.staging)
             except OSError as error:
                 raise CliError(
                     f"--out {output.folder}: cannot write the plots ({error.strerror})"

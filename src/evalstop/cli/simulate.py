@@ -22,8 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy",
         default="evalstop+srtf-est",
-        help="a base policy (fifo, sjf-est, srtf-est, loss-aware, las), optionally wrapped: "
-        "evalstop+BASE, stopat-0.65+BASE, lossplateau+BASE (default evalstop+srtf-est)",
+        help="a base policy (fifo, sjf-est, srtf-est, loss-aware, las, fair-share), optionally "
+        "wrapped: evalstop+BASE, stopat-0.65+BASE, lossplateau+BASE (default evalstop+srtf-est)",
     )
     parser.add_argument("--k", type=int, default=2, help="declines that trigger EvalStop (2)")
     add_workload_arguments(parser)

@@ -32,6 +32,11 @@ class Decision:
 
     A decision is validated before anything is applied (spec ``ENG-8``): an unknown job, a
     job named twice, or starts that do not fit raise :class:`~evalstop.engine.InvalidDecisionError`.
+
+    Attributes:
+        start: queued jobs to start, in order; together they must fit in the free GPUs.
+        preempt: running jobs to preempt (they keep their service and go back to the queue).
+        stop: jobs to stop for good, each with the checkpoint to keep.
     """
 
     start: tuple[JobId, ...] = ()
@@ -39,7 +44,14 @@ class Decision:
     stop: tuple[StopOrder, ...] = ()
 
     def with_stops(self, stops: tuple[StopOrder, ...]) -> Decision:
-        """This decision with ``stops`` added in front of its own."""
+        """This decision with ``stops`` added in front of its own.
+
+        Args:
+            stops: the stop orders to apply before this decision's own.
+
+        Returns:
+            A new decision (this one when ``stops`` is empty).
+        """
         if not stops:
             return self
         return Decision(self.start, self.preempt, stops + self.stop)

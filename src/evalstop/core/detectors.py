@@ -92,7 +92,12 @@ class Detector(Protocol[S]):
 
 @attrs.frozen(slots=True)
 class DeclineState:
-    """Consecutive declines and the previous valid score."""
+    """Consecutive declines and the previous valid score.
+
+    Attributes:
+        declines: consecutive declines so far (0 after a tie or a rise).
+        previous: the last valid eval score; None before the first.
+    """
 
     declines: int = 0
     previous: float | None = None
@@ -109,6 +114,12 @@ class DeclineDetector:
 
     NaN or infinite scores are skipped: they neither count as a decline nor reset the count,
     and the next valid score is compared with the last valid one (spec ``DET-3``).
+
+    Attributes:
+        k: the consecutive declines that fire the detector.
+
+    Raises:
+        ValueError: ``k < 1``.
     """
 
     k: int = attrs.field(default=2, validator=_at_least_one)
@@ -141,6 +152,12 @@ class StopAtProgress:
 
     Progress is the platform's estimate (service over estimated duration), since the true
     length is hidden (spec ``DET-6``).
+
+    Attributes:
+        fraction: the estimated progress at which it fires.
+
+    Raises:
+        ValueError: ``fraction`` is not in (0, 1].
     """
 
     fraction: float = attrs.field(default=0.65, validator=_fraction)
@@ -166,7 +183,12 @@ def _non_negative_finite(_inst: object, attribute: attrs.Attribute[float], value
 
 @attrs.frozen(slots=True)
 class PlateauState:
-    """Best (lowest) loss so far and evaluations since it last improved enough."""
+    """Best (lowest) loss so far and evaluations since it last improved enough.
+
+    Attributes:
+        best: the lowest finite loss so far; None before the first.
+        stale: consecutive evaluations without an improvement.
+    """
 
     best: float | None = None
     stale: int = 0
@@ -180,6 +202,13 @@ class LossPlateau:
     than ``min_delta`` times that loss's magnitude; the detector fires after ``patience``
     consecutive evaluations without such an improvement. Non-finite losses are skipped
     (spec ``DET-7``).
+
+    Attributes:
+        patience: evaluations without an improvement that fire the detector.
+        min_delta: the relative improvement that counts (0.01: one percent of the best loss).
+
+    Raises:
+        ValueError: ``patience < 1``, or ``min_delta`` negative or not finite.
     """
 
     patience: int = attrs.field(default=3, validator=_at_least_one)
@@ -228,6 +257,13 @@ class Watch(Generic[S]):
 
     The best checkpoint is tracked the same way for every detector, so "stop and save" keeps
     the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``).
+
+    Attributes:
+        rule: the detector's own state.
+        evals: valid (finite) eval scores seen.
+        best_step: step of the best valid score so far (ties keep the earlier one).
+        best_score: that score.
+        fired_step: step at which the detector first fired; None until then, then latched.
     """
 
     rule: S
@@ -243,7 +279,16 @@ def start_watch(detector: Detector[S]) -> Watch[S]:
 
 
 def observe(detector: Detector[S], watch: Watch[S], obs: CheckpointView) -> Watch[S]:
-    """Fold one checkpoint report into ``watch`` (O(1)); the fired step latches (``DET-5``)."""
+    """Fold one checkpoint report into ``watch`` (O(1)); the fired step latches (``DET-5``).
+
+    Args:
+        detector: the rule.
+        watch: the job's watch before the report.
+        obs: the report.
+
+    Returns:
+        The job's watch after the report (``watch`` itself is not changed).
+    """
     rule = detector.update(watch.rule, obs)
     score = obs.eval_score
     valid = math.isfinite(score)
@@ -285,7 +330,15 @@ _isfinite = math.isfinite
 
 
 def verdict_of(detector: Detector[S], watch: Watch[S]) -> Verdict:
-    """The observable verdict of ``watch``."""
+    """The observable verdict of ``watch``: what policies may read about the detector.
+
+    Args:
+        detector: the rule the watch belongs to (it names the verdict).
+        watch: the job's watch.
+
+    Returns:
+        The verdict, holding no detector state.
+    """
     return Verdict(
         detector=detector.name,
         fired=watch.fired_step is not None,

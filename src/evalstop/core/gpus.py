@@ -18,6 +18,16 @@ def allocate(free: int, demand: int) -> int:
     pre: 0 < demand <= free
     post: __return__ == free - demand
     post: 0 <= __return__ < free
+
+    Args:
+        free: GPUs free now.
+        demand: GPUs the job needs.
+
+    Returns:
+        The GPUs free afterwards.
+
+    Raises:
+        ValueError: ``demand`` is not in ``1..free``.
     """
     if not 0 < demand <= free:
         raise ValueError(f"cannot allocate {demand} GPUs with {free} free")
@@ -32,6 +42,17 @@ def release(free: int, demand: int, total: int) -> int:
     pre: free + demand <= total
     post: __return__ == free + demand
     post: free < __return__ <= total
+
+    Args:
+        free: GPUs free now.
+        demand: GPUs the job held.
+        total: GPUs in the cluster.
+
+    Returns:
+        The GPUs free afterwards.
+
+    Raises:
+        ValueError: the release would leave fewer than 0 or more than ``total`` free.
     """
     if demand <= 0 or free < 0 or free + demand > total:
         raise ValueError(f"cannot release {demand} GPUs: {free} free of {total}")

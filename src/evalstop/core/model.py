@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "DEFAULT_TENANT",
     "Job",
     "JobId",
     "JobKind",
@@ -30,6 +31,9 @@ __all__ = [
     "Observation",
     "frozen_array",
 ]
+
+DEFAULT_TENANT = "default"
+"""The tenant of a job that names none: one tenant, as in a single-team cluster."""
 
 JobId = int
 """A job's identity: a non-negative integer unique within one workload."""
@@ -62,6 +66,11 @@ def _positive(_inst: object, attribute: attrs.Attribute[int], value: int) -> Non
     _integer(attribute, value)
     if value <= 0:
         raise ValueError(f"{attribute.name} must be > 0, got {value!r}")
+
+
+def _label(_inst: object, attribute: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{attribute.name} must be a non-empty string, got {value!r}")
 
 
 def _finite(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -101,6 +110,10 @@ class JobSpec:
         eval_interval: the job's evaluation interval in training steps (a setting of its
             config); the number of evaluations it will make is hidden, since it reveals the
             true length (spec ``MOD-3``).
+        tenant: who submitted the job (a team, a virtual cluster); fair-share policies divide
+            the cluster between tenants (spec ``TAB-5``).
+        name: the job's id in the table it came from (e.g. ``"cifar10-0"``), or None for a
+            generated job; a label only: the engine keys jobs by the integer ``job_id``.
     """
 
     job_id: JobId = attrs.field(validator=_non_negative)
@@ -109,15 +122,25 @@ class JobSpec:
     submit_time: int = attrs.field(validator=_non_negative)
     estimated_duration: int = attrs.field(validator=_positive)
     eval_interval: int = attrs.field(validator=_positive)
+    tenant: str = attrs.field(default=DEFAULT_TENANT, validator=_label)
+    name: str | None = attrs.field(default=None, validator=attrs.validators.optional(_label))
 
 
 @attrs.frozen(slots=True)
 class Observation:
     """What a job reports at one evaluation checkpoint.
 
-    ``eval_score`` is the world-feedback signal (downstream evaluation), ``loss`` the training
-    loss and ``proxy_reward`` the reward model's score (RLHF only). Scores may be NaN: a failed
-    evaluation is data, and the detectors say what they do with it (spec ``DET-3``).
+    Scores may be NaN: a failed evaluation is data, and the detectors say what they do with it
+    (spec ``DET-3``).
+
+    Attributes:
+        step: the training step of the checkpoint (>= 0).
+        eval_score: the world-feedback signal: a downstream, held-out evaluation.
+        loss: the training loss.
+        proxy_reward: the reward model's score (RLHF only; None otherwise).
+
+    Raises:
+        ValueError: a negative step.
     """
 
     step: int = attrs.field(validator=_non_negative)
@@ -156,9 +179,18 @@ class JobTruth:
 class Job:
     """A job as the simulator knows it: public spec, hidden truth and the observations it emits.
 
-    ``observations[i]`` is what checkpoint ``i + 1`` reports (its noise already drawn, so a
-    simulation is a deterministic function of the workload). Checkpoint ``i + 1`` happens after
-    ``checkpoint_service(i + 1)`` seconds of service.
+    Checkpoint ``i + 1`` happens after ``checkpoint_service(i + 1)`` seconds of service.
+
+    Attributes:
+        spec: what the platform is told (crosses the boundary, ``BND-2``).
+        truth: what only the simulator and the metrics know.
+        observations: ``observations[i]`` is what checkpoint ``i + 1`` reports, its noise
+            already drawn, so a simulation is a deterministic function of the workload.
+
+    Raises:
+        ValueError: no observation; not one ``truth.quality`` entry per observation; steps
+            that are not positive and strictly increasing; or a duration too short to give
+            each checkpoint its own second.
     """
 
     spec: JobSpec

@@ -15,7 +15,12 @@ loss-aware  largest recent normalised loss drop first;   yes         SLAQ (Zhang
             jobs without two losses yet come first
 las         Tiresias 2D-LAS queue level of attained      yes         Tiresias (Gu et al. 2019)
             GPU-seconds (thresholds 1 h, 10 h GPU-time)
+fair-share  GPUs the job's tenant's earlier jobs ask     yes         max-min share between
+            for (:mod:`~evalstop.core.fairshare`)                    tenants (spec ``FSH``)
 =========== ============================================ =========== =========================
+
+``fair-share`` is not a :class:`PriorityPolicy`: its rank of a job depends on the tenant's
+other jobs, so it is a :class:`~evalstop.core.fairshare.FairShare`.
 
 ``fifo``, ``sjf-est`` and ``srtf-est`` re-plan at arrivals and completions (SRTF preempts on
 arrival, as the classic rule does); ``loss-aware`` and ``las`` also re-plan at every
@@ -33,6 +38,7 @@ import attrs
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
+from evalstop.core.fairshare import FairShare, fair_share
 from evalstop.core.gpus import first_fit
 from evalstop.core.policy import PolicyState
 from evalstop.core.ranking import PriorityState
@@ -40,7 +46,10 @@ from evalstop.core.ranking import PriorityState
 __all__ = [
     "BASE_POLICIES",
     "LAS_THRESHOLDS",
+    "BasePolicy",
+    "FairShare",
     "PriorityPolicy",
+    "fair_share",
     "fifo",
     "las",
     "loss_aware",
@@ -69,6 +78,13 @@ class PriorityPolicy:
     unique), and the key of a queued job does not depend on ``now`` (a running job's key may
     move with its attained service, and with its checkpoints when
     ``reschedule_on_checkpoint``). Every built-in policy keeps both promises.
+
+    Attributes:
+        name: the policy's name (``srtf-est``).
+        key: the sort key over job views; smaller starts first.
+        preemptive: rank running jobs with the queued ones and preempt those that fall out.
+        reschedule_on_checkpoint: re-plan at checkpoints too, where the key can move.
+        incremental: let the fast engine keep the order between events (see above).
     """
 
     name: str
@@ -155,6 +171,9 @@ las = PriorityPolicy(
     "las", _las_key, preemptive=True, reschedule_on_checkpoint=True, incremental=True
 )
 
-BASE_POLICIES: dict[str, PriorityPolicy] = {
-    policy.name: policy for policy in (fifo, sjf_est, srtf_est, loss_aware, las)
+BasePolicy = PriorityPolicy | FairShare
+"""What a base policy is: an order over job views, or the tenants' fair share."""
+
+BASE_POLICIES: dict[str, BasePolicy] = {
+    policy.name: policy for policy in (fifo, sjf_est, srtf_est, loss_aware, las, fair_share)
 }

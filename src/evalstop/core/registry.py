@@ -7,8 +7,8 @@ One grammar everywhere (simulator, CLI, replay, monitor state; spec ``SYS-1``):
   ``stopat`` / ``stopat-<fraction>`` (e.g. ``stopat-0.65``; bare ``stopat`` takes the
   ``fraction`` argument);
 - a **system** is a base policy name (``fifo``, ``sjf-est``, ``srtf-est``, ``loss-aware``,
-  ``las``), optionally prefixed by a detector and ``+``: ``evalstop+srtf-est`` wraps the base
-  with :func:`~evalstop.core.wrapper.evalstop`.
+  ``las``, ``fair-share``), optionally prefixed by a detector and ``+``: ``evalstop+srtf-est``
+  wraps the base with :func:`~evalstop.core.wrapper.evalstop`.
 
 An unknown name raises :class:`~evalstop.core.errors.UnknownNameError` (a ``KeyError`` and a
 ``ValueError``) whose message lists the choices.
@@ -23,7 +23,7 @@ from typing import Any
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
 from evalstop.core.errors import UnknownNameError
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.policies import BASE_POLICIES, PriorityPolicy
+from evalstop.core.policies import BASE_POLICIES, BasePolicy
 from evalstop.core.policy import Policy
 from evalstop.core.wrapper import evalstop
 
@@ -51,7 +51,7 @@ DETECTOR_TYPES: Mapping[str, type[Any]] = MappingProxyType(
 """Built-in detector classes by class name: what a saved monitor state may name."""
 
 
-def base_policy(name: str) -> PriorityPolicy:
+def base_policy(name: str) -> BasePolicy:
     """The base policy called ``name``; :class:`UnknownNameError` naming the choices."""
     try:
         return BASE_POLICIES[name]

@@ -74,6 +74,8 @@ class JobRecord:
                 spec.submit_time,
                 spec.estimated_duration,
                 spec.eval_interval,
+                spec.tenant,
+                spec.name,
                 self.evals_done,
                 self.service,
                 self.since,

@@ -1,8 +1,10 @@
-"""What each experiment of the paper needs: settings, swept values and the simulations.
+"""What each experiment needs: settings, swept values and the simulations (spec ``REP-1``).
 
-A :class:`Sim` names one simulation: the workload's swept parameters, a seed, a system and
-its k. Experiments share simulations where they coincide (the main table's EvalStop run is
-also the noise sweep's point at the default sigma), so each is run once.
+A :class:`Sim` names one simulation: the world, the workload's swept parameters (noise,
+hacking share, planned evaluations), a seed, a system and its k, every one resolved to a
+value, so that experiments share simulations where they coincide (the main table's EvalStop
+run is also the noise sweep's point at the world's sigma, and the density sweep's at the
+world's density) and each is run once.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ from __future__ import annotations
 import attrs
 
 from evalstop.sim.workload import WorkloadConfig
+from evalstop.sim.worlds import WORLDS, world_named
 
 __all__ = [
     "BASES",
     "BASE_RATES",
+    "DENSITIES",
+    "DENSITY_KS",
+    "DENSITY_WORLDS",
     "DETECTORS",
     "FULL",
     "KS",
@@ -21,9 +27,12 @@ __all__ = [
     "MAIN_SYSTEMS",
     "NOISES",
     "QUICK",
+    "WORLD_NAMES",
     "Settings",
     "Sim",
     "plan",
+    "reads_eval_scores",
+    "world_plan",
 ]
 
 MAIN_BASE = "srtf-est"
@@ -33,27 +42,41 @@ DETECTORS = ("evalstop", "stopat-0.65", "lossplateau")
 NOISES = (0.01, 0.02, 0.05, 0.08, 0.12)
 BASE_RATES = (0.2, 0.4, 0.6, 0.8)
 KS = (1, 2, 3, 4, 5)
+DENSITIES = (10, 20, 40)
+"""Evaluations planned per RLHF run in the density sweep (REP-8)."""
+DENSITY_WORLDS = ("paper",)
+"""The worlds the density sweep runs in: the paper's rule is judged in the paper's world (a
+density-40 simulation costs four of density 10, so the calibrated world is left out to keep
+the full run's time in bounds)."""
+DENSITY_KS = (1, 2, 3)
+"""The k values of the density sweep (beyond 3, recall only falls further)."""
+
+WORLD_NAMES = tuple(WORLDS)
+"""Every world ``reproduce`` runs by default: paper, then calibrated."""
 
 
 @attrs.frozen(slots=True)
 class Settings:
-    """The fixed workload parameters and how many seeds a cell gets."""
+    """The fixed workload parameters, how many seeds a cell gets and which worlds run."""
 
     seeds: int = attrs.field(validator=attrs.validators.ge(1))
     jobs: int = attrs.field(validator=attrs.validators.ge(1))
     gpus: int = 64
     load: float = 0.9
-    noise: float = 0.02
     hacking_share: float = 0.6
     k: int = 2
+    worlds: tuple[str, ...] = WORLD_NAMES
 
-    def config(self, noise: float, hacking_share: float) -> WorkloadConfig:
+    def config(self, sim: Sim) -> WorkloadConfig:
+        """The workload of ``sim`` (its seed aside)."""
         return WorkloadConfig(
             n_jobs=self.jobs,
             gpus=self.gpus,
             load=self.load,
-            hacking_share=hacking_share,
-            eval_noise=noise,
+            hacking_share=sim.hacking_share,
+            eval_noise=sim.noise,
+            world=sim.world,
+            evals_per_run=sim.evals,
         )
 
 
@@ -66,37 +89,103 @@ FULL = Settings(seeds=10, jobs=1000)
 
 @attrs.frozen(slots=True, order=True)
 class Sim:
-    """One simulation: workload (noise, hacking share, seed) and system (name, k)."""
+    """One simulation: world, workload (noise, hacking share, planned evaluations, seed) and
+    system (name, k)."""
 
+    world: str
     noise: float
     hacking_share: float
+    evals: int
     seed: int
     system: str
     k: int
+
+    @classmethod
+    def at(
+        cls,
+        settings: Settings,
+        world: str,
+        seed: int,
+        system: str,
+        *,
+        noise: float | None = None,
+        share: float | None = None,
+        evals: int | None = None,
+        k: int | None = None,
+    ) -> Sim:
+        """The simulation of ``system`` in ``world``, every unnamed parameter at its default
+        (the world's sigma and density, the settings' hacking share and k).
+
+        A system that never reads an eval score runs at the world's sigma whatever ``noise``
+        says: eval noise changes nothing else in a workload, so its figures are the same at
+        every sigma and its noise-sweep cells are one simulation (REP-1).
+        """
+        defaults = world_named(world)
+        if noise is None or not reads_eval_scores(system):
+            noise = defaults.eval_noise
+        return cls(
+            world,
+            noise,
+            settings.hacking_share if share is None else share,
+            defaults.rlhf_evals if evals is None else evals,
+            seed,
+            system,
+            settings.k if k is None else k,
+        )
+
+
+def reads_eval_scores(system: str) -> bool:
+    """True when ``system`` reads eval scores: any wrapped base. No base policy reads them;
+    every wrapper does, if only to keep the checkpoint with the best observed score."""
+    _, plus, _ = system.partition("+")
+    return bool(plus)
 
 
 def _system(detector: str, base: str) -> str:
     return f"{detector}+{base}"
 
 
-def plan(settings: Settings) -> tuple[Sim, ...]:
-    """Every simulation the five experiments need, without duplicates, in a fixed order."""
+def _seed_plan(settings: Settings, world: str, seed: int) -> set[Sim]:
+    evalstop = _system("evalstop", MAIN_BASE)
+
+    def at(
+        system: str,
+        *,
+        noise: float | None = None,
+        share: float | None = None,
+        evals: int | None = None,
+        k: int | None = None,
+    ) -> Sim:
+        return Sim.at(settings, world, seed, system, noise=noise, share=share, evals=evals, k=k)
+
+    sims = {at(system) for system in MAIN_SYSTEMS}
+    for base in BASES:
+        sims.update((at(base), at(_system("evalstop", base))))
+    for noise in NOISES:
+        sims.add(at(MAIN_BASE, noise=noise))
+        sims.update(at(_system(d, MAIN_BASE), noise=noise) for d in DETECTORS)
+    for share in BASE_RATES:
+        sims.add(at(MAIN_BASE, share=share))
+        sims.update(at(_system(d, MAIN_BASE), share=share) for d in DETECTORS)
+    sims.update(at(evalstop, k=k) for k in KS)
+    for evals in DENSITIES if world in DENSITY_WORLDS else ():
+        sims.update(at(evalstop, evals=evals, noise=noise) for noise in NOISES)
+        sims.update(at(evalstop, evals=evals, k=k) for k in DENSITY_KS)
+    return sims
+
+
+def world_plan(settings: Settings, world: str) -> set[Sim]:
+    """Every simulation of ``world``: the five experiments and the density sweep (EvalStop
+    only: it reports detection quality, which needs no base run)."""
     sims: set[Sim] = set()
-    sigma, share, k = settings.noise, settings.hacking_share, settings.k
     for seed in range(settings.seeds):
-        for system in MAIN_SYSTEMS:
-            sims.add(Sim(sigma, share, seed, system, k))
-        for base in BASES:
-            sims.add(Sim(sigma, share, seed, base, k))
-            sims.add(Sim(sigma, share, seed, _system("evalstop", base), k))
-        for noise in NOISES:
-            sims.add(Sim(noise, share, seed, MAIN_BASE, k))
-            for detector in DETECTORS:
-                sims.add(Sim(noise, share, seed, _system(detector, MAIN_BASE), k))
-        for rate in BASE_RATES:
-            sims.add(Sim(sigma, rate, seed, MAIN_BASE, k))
-            for detector in DETECTORS:
-                sims.add(Sim(sigma, rate, seed, _system(detector, MAIN_BASE), k))
-        for k_value in KS:
-            sims.add(Sim(sigma, share, seed, _system("evalstop", MAIN_BASE), k_value))
+        sims |= _seed_plan(settings, world, seed)
+    return sims
+
+
+def plan(settings: Settings) -> tuple[Sim, ...]:
+    """Every simulation of every world of ``settings``, without duplicates, in a fixed order."""
+    sims: set[Sim] = set()
+    for world in settings.worlds:
+        sims |= world_plan(settings, world)
     return tuple(sorted(sims))

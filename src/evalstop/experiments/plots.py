@@ -1,29 +1,43 @@
 """PNG plots of a reproduction (needs the optional ``plots`` extra: matplotlib).
 
-:func:`plots_available` says whether matplotlib can be imported; :func:`write_plots` writes one
-PNG per sweep plus example curves and returns the paths written.
+:func:`plots_available` says whether matplotlib can be imported; :func:`write_plots` writes,
+for each world, one PNG per sweep, the density sweep and example curves, and returns the paths
+written. The paper world's files are ``noise.png``, ``base_rate.png``, ``k.png``,
+``composability.png``, ``density.png`` and ``curves.png``; another world's carry its name as a
+suffix (``noise_calibrated.png``). The paper's composability band comes from
+:data:`~evalstop.experiments.paper.PAPER`, drawn on the paper world only.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from evalstop.core.model import Job, JobKind
-from evalstop.experiments.plan import Settings
+from evalstop.experiments.paper import PaperFigures
+from evalstop.experiments.plan import DENSITIES, DENSITY_KS, NOISES, Settings, Sim
+from evalstop.experiments.results import Results, Row, WorldResults
 from evalstop.sim.workload import generate
 
-__all__ = ["PLOTS_HINT", "plots_available", "write_plots"]
+__all__ = ["PLOTS_HINT", "plot_names", "plots_available", "write_plots"]
 
 PLOTS_HINT = "plots skipped: matplotlib is missing; pip install 'evalstop[plots]' to get them"
+PLOTS = ("noise", "base_rate", "k", "composability", "density", "curves")
 
 
 def plots_available() -> bool:
     """True when matplotlib is importable."""
     return importlib.util.find_spec("matplotlib") is not None
+
+
+def plot_names(world: str) -> tuple[str, ...]:
+    """The file names (without ``.png``) of ``world``'s plots."""
+    return PLOTS if world == "paper" else tuple(f"{name}_{world}" for name in PLOTS)
 
 
 def _pyplot() -> Any:
@@ -35,30 +49,37 @@ def _pyplot() -> Any:
     return plt
 
 
+def _value(row: Row, metric: str) -> tuple[float, float]:
+    est = row.metric(metric)
+    return est.mean, 0.0 if math.isnan(est.ci95) else est.ci95
+
+
 def _series(
-    rows: list[dict[str, Any]], key: str, detector: str, metric: str
+    rows: Sequence[Row], x: str, detector: str, metric: str
 ) -> tuple[list[float], list[float], list[float]]:
-    picked = [row for row in rows if row["detector"] == detector]
-    xs = [float(row[key]) for row in picked]
-    ys = [np.nan if row[metric] is None else float(row[metric]) for row in picked]
-    es = [0.0 if row[f"{metric}_ci95"] is None else float(row[f"{metric}_ci95"]) for row in picked]
-    return xs, ys, es
+    picked = [row for row in rows if row.detector == detector]
+    values = [_value(row, metric) for row in picked]
+    return (
+        [float(getattr(row, x)) for row in picked],
+        [v for v, _ in values],
+        [e for _, e in values],
+    )
+
+
+def _save(plt: Any, fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _sweep_plot(
-    plt: Any,
-    rows: list[dict[str, Any]],
-    key: str,
-    xlabel: str,
-    path: Path,
-    title: str,
-    diagonal: bool = False,
+    plt: Any, rows: Sequence[Row], x: str, xlabel: str, path: Path, title: str, diagonal: bool
 ) -> None:
-    detectors = sorted({row["detector"] for row in rows})
+    detectors = sorted({row.detector for row in rows})
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, metric in zip(axes, ("precision", "recall", "fpr"), strict=True):
         for detector in detectors:
-            xs, ys, es = _series(rows, key, detector, metric)
+            xs, ys, es = _series(rows, x, detector, metric)
             ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=detector)
         if diagonal and metric == "precision":
             ax.plot([0, 1], [0, 1], "k:", label="constant classifier")
@@ -68,12 +89,10 @@ def _sweep_plot(
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
-def _k_plot(plt: Any, rows: list[dict[str, Any]], path: Path) -> None:
+def _k_plot(plt: Any, rows: Sequence[Row], path: Path, title: str) -> None:
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
     for metric in ("precision", "recall", "fpr"):
         xs, ys, es = _series(rows, "k", "evalstop", metric)
@@ -87,37 +106,75 @@ def _k_plot(plt: Any, rows: list[dict[str, Any]], path: Path) -> None:
     bx.set_xlabel("k")
     bx.set_ylabel("JCT change vs srtf-est (%)")
     bx.grid(alpha=0.3)
-    fig.suptitle("Threshold sweep: EvalStop(k) over srtf-est")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.suptitle(title)
+    _save(plt, fig, path)
 
 
-def _composability_plot(plt: Any, rows: list[dict[str, Any]], path: Path) -> None:
+def _composability_plot(
+    plt: Any, rows: Sequence[Row], path: Path, title: str, paper: PaperFigures | None
+) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.8))
-    bases = [row["base"] for row in rows]
-    means = [row["jct_change_pct"] or 0.0 for row in rows]
-    errs = [row["jct_change_pct_ci95"] or 0.0 for row in rows]
-    ax.bar(bases, means, yerr=errs, capsize=4, color="tab:blue", label="ours")
-    ax.axhspan(-25.2, -8.9, color="tab:orange", alpha=0.2, label="paper: -8.9% to -25.2%")
+    values = [_value(row, "jct_change_pct") for row in rows]
+    bases = [row.base or "-" for row in rows]
+    ax.bar(bases, [v for v, _ in values], yerr=[e for _, e in values], capsize=4, label="ours")
+    if paper is not None:
+        low, high = paper.composability_jct_change_pct
+        ax.axhspan(low, high, color="tab:orange", alpha=0.2, label=f"paper: {low}% to {high}%")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_ylabel("JCT change vs base alone (%)")
     ax.legend(fontsize=8)
-    ax.set_title("Composability: EvalStop over each base policy")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    ax.set_title(title)
+    _save(plt, fig, path)
+
+
+def _density_plot(plt: Any, world: WorldResults, path: Path, title: str) -> None:
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
+    sigma = world.world.eval_noise
+    for evals in DENSITIES:
+        rows = [r for r in world.density if r.evals_per_run == evals]
+        fpr = [_value(next(r for r in rows if r.sigma == s and r.k == 2), "fpr") for s in NOISES]
+        ax.errorbar(
+            NOISES,
+            [v for v, _ in fpr],
+            yerr=[e for _, e in fpr],
+            marker="o",
+            capsize=3,
+            label=f"{evals} evals/run",
+        )
+        rec = [
+            _value(next(r for r in rows if r.sigma == sigma and r.k == k), "recall")
+            for k in DENSITY_KS
+        ]
+        bx.errorbar(
+            DENSITY_KS,
+            [v for v, _ in rec],
+            yerr=[e for _, e in rec],
+            marker="s",
+            capsize=3,
+            label=f"{evals} evals/run",
+        )
+    ax.set_xlabel("eval noise sigma")
+    ax.set_ylabel("FPR of EvalStop(k=2)")
+    bx.set_xlabel("k")
+    bx.set_ylabel(f"recall at sigma {sigma:g}")
+    for axis in (ax, bx):
+        axis.set_ylim(-0.02, 1.02)
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
+    fig.suptitle(title)
+    _save(plt, fig, path)
 
 
 def _example(jobs: tuple[Job, ...], hacking: bool) -> Job | None:
     for job in jobs:
-        if job.spec.kind is JobKind.RLHF and job.truth.hacking == hacking:
+        if job.spec.kind is JobKind.RLHF and job.truth.hacking == hacking and job.checkpoints >= 6:
             return job
     return None
 
 
-def _curves_plot(plt: Any, settings: Settings, path: Path) -> None:
-    workload = generate(settings.config(settings.noise, settings.hacking_share), 0)
+def _curves_plot(plt: Any, settings: Settings, world: str, path: Path) -> None:
+    sim = Sim.at(settings, world, 0, "srtf-est")
+    workload = generate(settings.config(sim), 0)
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for hacking, style in ((True, "tab:red"), (False, "tab:green")):
         job = _example(workload.jobs, hacking)
@@ -126,53 +183,60 @@ def _curves_plot(plt: Any, settings: Settings, path: Path) -> None:
         label = "hacking" if hacking else "healthy"
         last = job.observations[-1].step
         x = np.array([o.step / last for o in job.observations])
-        axes[0].plot(
-            x,
-            [o.eval_score for o in job.observations],
-            "o-",
-            color=style,
-            label=f"{label}: observed eval",
-        )
+        scores = [o.eval_score for o in job.observations]
+        axes[0].plot(x, scores, "o-", color=style, label=f"{label}: observed eval")
         axes[0].plot(x, job.truth.quality, "--", color=style, label=f"{label}: true quality")
         axes[1].plot(x, [o.proxy_reward for o in job.observations], "o-", color=style, label=label)
         axes[2].plot(x, [o.loss for o in job.observations], "o-", color=style, label=label)
-    for ax, name in zip(
-        axes, ("eval score (world feedback)", "proxy reward", "training loss"), strict=True
-    ):
+    names = ("eval score (world feedback)", "proxy reward", "training loss")
+    for ax, name in zip(axes, names, strict=True):
         ax.set_xlabel("fraction of the run")
         ax.set_title(name)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle("Example RLHF runs: the proxy rises and the loss falls while quality collapses")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.suptitle(f"Example RLHF runs, world {world}: the proxy rises and the loss falls")
+    _save(plt, fig, path)
 
 
-def write_plots(results: dict[str, Any], settings: Settings, out: Path) -> list[Path]:
-    """Write noise.png, base_rate.png, k.png, composability.png and curves.png into ``out``."""
+def write_plots(results: Results, out: Path) -> list[Path]:
+    """Write every world's plots into ``out`` (see the module docstring)."""
     plt = _pyplot()
-    paths = {
-        name: out / f"{name}.png" for name in ("noise", "base_rate", "k", "composability", "curves")
-    }
-    _sweep_plot(
-        plt,
-        results["noise"],
-        "sigma",
-        "eval noise sigma",
-        paths["noise"],
-        "Noise sweep (detectors over srtf-est)",
-    )
-    _sweep_plot(
-        plt,
-        results["base_rate"],
-        "hacking_share",
-        "hacking share of RLHF jobs",
-        paths["base_rate"],
-        "Base-rate sweep",
-        diagonal=True,
-    )
-    _k_plot(plt, results["k"], paths["k"])
-    _composability_plot(plt, results["composability"], paths["composability"])
-    _curves_plot(plt, settings, paths["curves"])
-    return list(paths.values())
+    written: list[Path] = []
+    for world in results.worlds:
+        name = world.world.name
+        paths = {p: out / f"{f}.png" for p, f in zip(PLOTS, plot_names(name), strict=True)}
+        paper = results.paper if name == "paper" else None
+        tag = f" (world {name})"
+        _sweep_plot(
+            plt,
+            world.noise,
+            "sigma",
+            "eval noise sigma",
+            paths["noise"],
+            "Noise sweep (detectors over srtf-est)" + tag,
+            diagonal=False,
+        )
+        _sweep_plot(
+            plt,
+            world.base_rate,
+            "hacking_share",
+            "hacking share of RLHF jobs",
+            paths["base_rate"],
+            "Base-rate sweep" + tag,
+            diagonal=True,
+        )
+        _k_plot(plt, world.k, paths["k"], "Threshold sweep: EvalStop(k) over srtf-est" + tag)
+        _composability_plot(
+            plt,
+            world.composability,
+            paths["composability"],
+            "Composability: EvalStop over each base" + tag,
+            paper,
+        )
+        if world.density:
+            _density_plot(plt, world, paths["density"], "Evaluation density" + tag)
+        else:
+            del paths["density"]
+        _curves_plot(plt, results.settings, name, paths["curves"])
+        written += list(paths.values())
+    return written

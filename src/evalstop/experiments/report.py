@@ -1,24 +1,42 @@
-"""Text tables of ``results.json`` with the paper's figure beside each of ours."""
+"""Text tables of a reproduction: each world's tables, the paper's figures beside the paper
+world's only (spec ``REP-4``, ``REP-7``), the density sweep (``REP-8``) and the leakage audit
+(``LEAK-3``)."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Callable, Sequence
 
-from evalstop.experiments.paper import PAPER, PaperValue
+from evalstop.experiments.leakage import AUC_LIMIT, ERROR_MARGIN, Leakage
+from evalstop.experiments.paper import PaperFigures, PaperValue
+from evalstop.experiments.plan import DENSITIES, DENSITY_KS, NOISES
+from evalstop.experiments.results import Results, Row, WorldResults
 from evalstop.experiments.tables import format_table
 
-__all__ = ["render_report"]
+__all__ = ["render_report", "render_world"]
+
+MAIN_METRICS = (
+    ("jct_change_pct", True),
+    ("wasted_change_pct", True),
+    ("rlhf_gpu_time_change_pct", True),
+    ("precision", False),
+    ("recall", False),
+    ("fpr", False),
+)
 
 
-def _ours(row: dict[str, Any], key: str, *, percent: bool) -> str:
-    mean, ci = row.get(key), row.get(f"{key}_ci95")
-    if mean is None:
+def _ours(row: Row, key: str, *, percent: bool) -> str:
+    est = row.metric(key)
+    if math.isnan(est.mean):
         return "n/a"
-    if percent:
-        text = f"{mean:+.1f}%"
-        return text if ci is None else f"{text} ±{ci:.1f}"
-    text = f"{100 * mean:.1f}%"
-    return text if ci is None else f"{text} ±{100 * ci:.1f}"
+    ci = (
+        ""
+        if math.isnan(est.ci95)
+        else f" ±{est.ci95:.1f}"
+        if percent
+        else f" ±{100 * est.ci95:.1f}"
+    )
+    return (f"{est.mean:+.1f}%" if percent else f"{100 * est.mean:.1f}%") + ci
 
 
 def _paper(value: PaperValue, *, percent: bool) -> str:
@@ -32,107 +50,169 @@ def _paper(value: PaperValue, *, percent: bool) -> str:
     return f"{value:+.1f}%" if percent else f"{100 * value:.1f}%"
 
 
-def _main(results: dict[str, Any]) -> str:
-    header = ["system", "metric", "ours (mean ±95% CI)", "paper"]
+def _main(world: WorldResults, paper: PaperFigures | None) -> str:
+    header = ["system", "metric", "ours (mean ±95% CI)"] + (["paper"] if paper else [])
     rows: list[list[str]] = []
-    metrics = (
-        ("jct_change_pct", True),
-        ("wasted_change_pct", True),
-        ("precision", False),
-        ("recall", False),
-        ("fpr", False),
-    )
-    for row in results["main"]:
-        paper = PAPER["main"].get(row["system"], {})
-        for key, percent in metrics:
-            rows.append(
-                [
-                    row["system"],
-                    key,
-                    _ours(row, key, percent=percent),
-                    _paper(paper.get(key), percent=percent),
-                ]
-            )
+    for row in world.main:
+        for key, percent in MAIN_METRICS:
+            cells = [row.system, key, _ours(row, key, percent=percent)]
+            if paper is not None:
+                cells.append(_paper(paper.row(row.system).get(key), percent=percent))
+            rows.append(cells)
     return format_table(header, rows, title="Main result (changes against srtf-est alone)")
 
 
-def _composability(results: dict[str, Any]) -> str:
-    span = PAPER["composability"]["any"]["jct_change_pct"]
-    rows = [
-        [
-            row["base"],
-            _ours(row, "jct_change_pct", percent=True),
-            _ours(row, "wasted_change_pct", percent=True),
-            _paper(span, percent=True),
+def _composability(world: WorldResults, paper: PaperFigures | None) -> str:
+    header = ["base", "JCT change", "wasted change", "RLHF GPU-time change"]
+    header += ["paper (all bases)"] if paper else []
+    rows = []
+    for row in world.composability:
+        cells = [row.base or "-"] + [
+            _ours(row, key, percent=True)
+            for key in ("jct_change_pct", "wasted_change_pct", "rlhf_gpu_time_change_pct")
         ]
-        for row in results["composability"]
-    ]
+        if paper is not None:
+            cells.append(_paper(paper.composability_jct_change_pct, percent=True))
+        rows.append(cells)
     return format_table(
-        ["base", "JCT change", "wasted change", "paper (all bases)"],
-        rows,
-        title="Composability: EvalStop over each base, against the base alone",
+        header, rows, title="Composability: EvalStop over each base, against the base alone"
     )
+
+
+def _rates(row: Row) -> list[str]:
+    return [_ours(row, key, percent=False) for key in ("precision", "recall", "fpr")]
 
 
 def _sweep(
-    results: dict[str, Any], table: str, key: str, label: str, title: str, paper: dict[str, str]
+    rows: Sequence[Row],
+    label: str,
+    key: Callable[[Row], str],
+    title: str,
+    paper: Callable[[Row], str] | None,
 ) -> str:
-    rows = [
-        [
-            f"{row[key]:g}",
-            row["detector"],
-            _ours(row, "precision", percent=False),
-            _ours(row, "recall", percent=False),
-            _ours(row, "fpr", percent=False),
-            paper.get(f"{row[key]:g}/{row['detector']}", "-"),
-        ]
-        for row in results[table]
+    header = [label, "detector", "precision", "recall", "FPR"] + (["paper"] if paper else [])
+    body = [
+        [key(row), row.detector, *_rates(row)] + ([paper(row)] if paper else []) for row in rows
     ]
-    return format_table(
-        [label, "detector", "precision", "recall", "FPR", "paper"], rows, title=title
-    )
+    return format_table(header, body, title=title)
 
 
-def _k(results: dict[str, Any]) -> str:
-    rows = [
-        [
-            str(row["k"]),
-            _ours(row, "precision", percent=False),
-            _ours(row, "recall", percent=False),
-            _ours(row, "fpr", percent=False),
+def _k(world: WorldResults, paper: PaperFigures | None) -> str:
+    header = ["k", "precision", "recall", "FPR", "JCT change", "delay (evals)"]
+    header += ["paper"] if paper else []
+    rows = []
+    for row in world.k:
+        delay = row.delay_evals.mean
+        cells = [
+            str(row.k),
+            *_rates(row),
             _ours(row, "jct_change_pct", percent=True),
-            "n/a" if row["delay_evals"] is None else f"{row['delay_evals']:.2f}",
-            "best balance" if row["k"] == 2 else "-",
+            "n/a" if math.isnan(delay) else f"{delay:.2f}",
         ]
-        for row in results["k"]
+        if paper is not None:
+            cells.append("best balance" if row.k == paper.best_k else "-")
+        rows.append(cells)
+    return format_table(header, rows, title="Threshold sweep: EvalStop(k) over srtf-est")
+
+
+def _density(world: WorldResults) -> str:
+    by_cell = {(row.evals_per_run, row.sigma, row.k): row for row in world.density}
+    sigma = world.world.eval_noise
+    header = [
+        "evals/run",
+        *[f"FPR s={s:g}" for s in NOISES],
+        *[f"recall k={k}" for k in DENSITY_KS],
     ]
+    rows = []
+    for evals in DENSITIES:
+        cells = [str(evals)]
+        for s in NOISES:
+            cells.append(_ours(by_cell[(evals, s, 2)], "fpr", percent=False).split(" ")[0])
+        for k in DENSITY_KS:
+            cells.append(_ours(by_cell[(evals, sigma, k)], "recall", percent=False).split(" ")[0])
+        rows.append(cells)
+    title = (
+        "Evaluation density: EvalStop(k=2) FPR by sigma, and recall by k at sigma "
+        f"{sigma:g} (planned evaluations per RLHF run)"
+    )
+    return format_table(header, rows, title=title)
+
+
+def _leakage(leakage: Leakage) -> str:
+    rows = [[name, f"{value:.3f}"] for name, value in leakage.label_auc]
+    rows.append(["max (limit)", f"{leakage.label_auc_max:.3f} ({AUC_LIMIT})"])
+    rows += [[f"length error: {name}", f"{value:.3f}"] for name, value in leakage.length_errors]
+    verdict = "LEAKS" if leakage.label_leak or leakage.length_leak else "no leak"
+    rows.append(
+        [
+            "first checkpoint vs estimate",
+            f"{leakage.length_error_first_checkpoint:.3f} vs {leakage.length_error_estimate:.3f}"
+            f" (leak if > {ERROR_MARGIN:.0%} better): {verdict}",
+        ]
+    )
     return format_table(
-        ["k", "precision", "recall", "FPR", "JCT change", "delay (evals)", "paper"],
+        ["first-checkpoint observable", "label AUC / median rel. error"],
         rows,
-        title="Threshold sweep: EvalStop(k) over srtf-est",
+        title=f"Leakage audit over {leakage.jobs} jobs (LEAK-1, LEAK-2)",
     )
 
 
-def render_report(results: dict[str, Any]) -> str:
-    """All five tables, separated by blank lines."""
-    noise_paper = {"0.01/evalstop": "P 100%", "0.12/evalstop": "P 81%"}
-    rate_paper = {f"{s:g}/stopat-0.65": f"P = {s:.0%}" for s in (0.2, 0.4, 0.6, 0.8)}
-    rate_paper.update({f"{s:g}/evalstop": "P >= 89%" for s in (0.2, 0.4, 0.6, 0.8)})
-    s = results["settings"]
+def render_world(world: WorldResults, paper: PaperFigures | None) -> str:
+    """Every table of one world; ``paper`` figures beside it when given."""
+    w = world.world
     header = (
-        f"evalstop reproduce: {s['seeds']} seeds a cell, {s['jobs']} jobs on {s['gpus']} GPUs, "
-        f"load {s['load']}, sigma {s['noise']}, hacking share {s['hacking_share']}"
+        f"== world {w.name}: sigma {w.eval_noise:g}, {w.rlhf_evals} planned evaluations per "
+        f"RLHF run, turn U{w.turn_range}, collapse speed {w.decline_rate:g}, plateau share "
+        f"{w.plateau_share:g}"
     )
+    noise_paper = None
+    rate_paper = None
+    if paper is not None:
+        figures = paper
+
+        def noise_paper(row: Row) -> str:
+            value = figures.noise_precision_at(row.sigma) if row.detector == "evalstop" else None
+            return "-" if value is None else f"P {value:.0%}"
+
+        def rate_paper(row: Row) -> str:
+            if row.detector == "evalstop":
+                return f"P >= {figures.base_rate_min_precision:.0%}"
+            return f"P = {row.hacking_share:.0%}" if row.detector == "stopat-0.65" else "-"
+
     parts = [
         header,
-        _main(results),
-        _composability(results),
+        _main(world, paper),
+        _composability(world, paper),
         _sweep(
-            results, "noise", "sigma", "sigma", "Noise sweep (detectors over srtf-est)", noise_paper
+            world.noise,
+            "sigma",
+            lambda row: f"{row.sigma:g}",
+            "Noise sweep (detectors over srtf-est)",
+            noise_paper,
         ),
         _sweep(
-            results, "base_rate", "hacking_share", "hacking share", "Base-rate sweep", rate_paper
+            world.base_rate,
+            "hacking share",
+            lambda row: f"{row.hacking_share:g}",
+            "Base-rate sweep",
+            rate_paper,
         ),
-        _k(results),
+        _k(world, paper),
+        *([_density(world)] if world.density else []),
+        _leakage(world.leakage),
     ]
     return "\n\n".join(parts)
+
+
+def render_report(results: Results) -> str:
+    """Every world's tables, separated by blank lines; the paper beside the paper world."""
+    s = results.settings
+    header = (
+        f"evalstop reproduce: {s.seeds} seeds a cell, {s.jobs} jobs on {s.gpus} GPUs, "
+        f"load {s.load}, hacking share {s.hacking_share}, worlds {', '.join(s.worlds)}"
+    )
+    worlds = [
+        render_world(world, results.paper if world.world.name == "paper" else None)
+        for world in results.worlds
+    ]
+    return "\n\n".join([header, *worlds])

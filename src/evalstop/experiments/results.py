@@ -1,4 +1,4 @@
-"""Aggregate per-seed figures into the tables of ``results.json`` (schema: docs/reproduction.md).
+"""Aggregate per-seed figures into typed tables (schema of ``results.json``: REP-4, REP-7).
 
 Changes are paired: a system's JCT change in one seed is measured against its base policy on
 the same workload, then averaged over seeds with a 95% interval (spec ``REP-3``).
@@ -6,13 +6,20 @@ the same workload, then averaged over seeds with a 95% interval (spec ``REP-3``)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from evalstop.experiments.paper import PAPER
+import attrs
+
+from evalstop.experiments.leakage import Leakage
+from evalstop.experiments.paper import PAPER, PaperFigures, paper_json
 from evalstop.experiments.plan import (
     BASE_RATES,
     BASES,
+    DENSITIES,
+    DENSITY_KS,
+    DENSITY_WORLDS,
     DETECTORS,
     KS,
     MAIN_BASE,
@@ -22,134 +29,274 @@ from evalstop.experiments.plan import (
     Sim,
 )
 from evalstop.experiments.runner import Figures
-from evalstop.experiments.stats import estimate
+from evalstop.experiments.stats import Estimate, estimate
+from evalstop.sim.worlds import World, world_named
 
-__all__ = ["RESULTS_VERSION", "build_results"]
+__all__ = [
+    "METRICS",
+    "RESULTS_VERSION",
+    "Results",
+    "Row",
+    "WorldResults",
+    "build_results",
+    "results_json",
+]
 
-RESULTS_VERSION = 1
-RATES = ("precision", "recall", "fpr", "f1", "delay_evals", "delay_gpu_hours")
+RESULTS_VERSION = 2
+METRICS = (
+    "jct_change_pct",
+    "wasted_change_pct",
+    "rlhf_gpu_time_change_pct",
+    "precision",
+    "recall",
+    "fpr",
+    "f1",
+    "delay_evals",
+    "delay_gpu_hours",
+    "quality_retained_rlhf",
+)
+"""Every metric of a row, in output order (each a mean with its 95% half-width)."""
 
-Row = dict[str, Any]
+_NAN = estimate([])
 
 
-def _put(row: Row, name: str, values: list[float]) -> None:
-    est = estimate(values)
-    cells = est.as_dict()
-    row[name] = cells["mean"]
-    row[f"{name}_ci95"] = cells["ci95"]
+@attrs.frozen(slots=True)
+class Row:
+    """One row of a table: a system in one cell, its changes against ``base`` and its rates.
+
+    ``base`` is None for density-sweep rows, which report detection quality only (their
+    changes are NaN).
+    """
+
+    system: str
+    base: str | None
+    sigma: float
+    hacking_share: float
+    evals_per_run: int
+    k: int
+    jct_change_pct: Estimate
+    wasted_change_pct: Estimate
+    rlhf_gpu_time_change_pct: Estimate
+    precision: Estimate
+    recall: Estimate
+    fpr: Estimate
+    f1: Estimate
+    delay_evals: Estimate
+    delay_gpu_hours: Estimate
+    quality_retained_rlhf: Estimate
+
+    @property
+    def detector(self) -> str:
+        """The wrapping detector's name (``evalstop``, ...), or "" for a base alone."""
+        head, plus, _ = self.system.partition("+")
+        return head if plus else ""
+
+    def metric(self, name: str) -> Estimate:
+        """The estimate of metric ``name`` (one of :data:`METRICS`)."""
+        value: Estimate = getattr(self, name)
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        """Keys, then each metric's mean as ``name`` and half-width as ``name_ci95``."""
+        out: dict[str, Any] = {
+            "system": self.system,
+            "base": self.base,
+            "detector": self.detector,
+            "sigma": self.sigma,
+            "hacking_share": self.hacking_share,
+            "evals_per_run": self.evals_per_run,
+            "k": self.k,
+        }
+        for name in METRICS:
+            cells = self.metric(name).as_dict()
+            out[name] = cells["mean"]
+            out[f"{name}_ci95"] = cells["ci95"]
+        return out
 
 
 def _change(system: float, base: float) -> float:
     return 100.0 * (system - base) / base if base else float("nan")
 
 
-class _Table:
-    """Look-ups of one seed's figures."""
+def _row(
+    sim: Sim, sigma: float, base: str | None, pairs: list[tuple[Figures, Figures | None]]
+) -> Row:
+    def paired(read: Callable[[Figures], float]) -> Estimate:
+        if base is None:
+            return _NAN
+        return estimate(_change(read(s), read(b)) for s, b in pairs if b is not None)
 
-    def __init__(self, settings: Settings, figures: Mapping[Sim, Figures]) -> None:
+    def own(read: Callable[[Figures], float]) -> Estimate:
+        return estimate(read(s) for s, _ in pairs)
+
+    return Row(
+        system=sim.system,
+        base=base,
+        sigma=sigma,
+        hacking_share=sim.hacking_share,
+        evals_per_run=sim.evals,
+        k=sim.k,
+        jct_change_pct=paired(lambda f: f.jct_mean),
+        wasted_change_pct=paired(lambda f: f.wasted_gpu_time),
+        rlhf_gpu_time_change_pct=paired(lambda f: f.rlhf_gpu_time),
+        precision=own(lambda f: f.precision),
+        recall=own(lambda f: f.recall),
+        fpr=own(lambda f: f.fpr),
+        f1=own(lambda f: f.f1),
+        delay_evals=own(lambda f: f.delay_evals),
+        delay_gpu_hours=own(lambda f: f.delay_gpu_hours),
+        quality_retained_rlhf=own(lambda f: f.quality_retained_rlhf),
+    )
+
+
+class _Table:
+    """Look-ups of one world's per-seed figures."""
+
+    def __init__(self, settings: Settings, world: str, figures: Mapping[Sim, Figures]) -> None:
         self.settings = settings
+        self.world = world
         self.figures = figures
 
-    def get(
-        self,
-        system: str,
-        seed: int,
-        *,
-        noise: float | None = None,
-        share: float | None = None,
-        k: int | None = None,
-    ) -> Figures:
-        s = self.settings
-        sim = Sim(
-            s.noise if noise is None else noise,
-            s.hacking_share if share is None else share,
-            seed,
-            system,
-            s.k if k is None else k,
-        )
-        return self.figures[sim]
-
-    def seeds(self) -> range:
-        return range(self.settings.seeds)
-
-    def row(
-        self,
-        row: Row,
-        system: str,
-        base: str,
-        *,
-        noise: float | None = None,
-        share: float | None = None,
-        k: int | None = None,
-    ) -> Row:
-        """Fill ``row`` with ``system``'s changes against ``base`` and its rates, per seed."""
+    def row(self, system: str, base: str | None, **kw: Any) -> Row:
+        """``system``'s row against ``base`` in the cell named by ``kw`` (Sim.at's keywords)."""
+        sims = [
+            Sim.at(self.settings, self.world, seed, system, **kw)
+            for seed in range(self.settings.seeds)
+        ]
+        base_kw = {key: value for key, value in kw.items() if key != "k"}
         pairs = [
             (
-                self.get(system, seed, noise=noise, share=share, k=k),
-                self.get(base, seed, noise=noise, share=share),
+                self.figures[sim],
+                None
+                if base is None
+                else self.figures[Sim.at(self.settings, self.world, sim.seed, base, **base_kw)],
             )
-            for seed in self.seeds()
+            for sim in sims
         ]
-        _put(row, "jct_change_pct", [_change(s["jct_mean"], b["jct_mean"]) for s, b in pairs])
-        _put(
-            row,
-            "wasted_change_pct",
-            [_change(s["wasted_gpu_time"], b["wasted_gpu_time"]) for s, b in pairs],
-        )
-        for metric in RATES:
-            _put(row, metric, [s[metric] for s, _ in pairs])
-        _put(row, "quality_retained_rlhf", [s["quality_retained_rlhf"] for s, _ in pairs])
-        return row
+        noise = kw.get("noise")
+        return _row(sims[0], sims[0].noise if noise is None else noise, base, pairs)
 
 
-def build_results(settings: Settings, figures: Mapping[Sim, Figures]) -> dict[str, Any]:
-    """The full ``results.json`` object."""
-    table = _Table(settings, figures)
-    main = [table.row({"system": system}, system, MAIN_BASE) for system in MAIN_SYSTEMS]
-    composability = [
-        table.row({"base": base, "system": f"evalstop+{base}"}, f"evalstop+{base}", base)
-        for base in BASES
-    ]
-    noise = [
-        table.row(
-            {"sigma": sigma, "detector": detector},
-            f"{detector}+{MAIN_BASE}",
-            MAIN_BASE,
-            noise=sigma,
-        )
-        for sigma in NOISES
-        for detector in DETECTORS
-    ]
-    base_rate = [
-        table.row(
-            {"hacking_share": share, "detector": detector},
-            f"{detector}+{MAIN_BASE}",
-            MAIN_BASE,
-            share=share,
-        )
-        for share in BASE_RATES
-        for detector in DETECTORS
-    ]
-    k_rows = [
-        table.row({"k": k, "detector": "evalstop"}, f"evalstop+{MAIN_BASE}", MAIN_BASE, k=k)
-        for k in KS
-    ]
+@attrs.frozen(slots=True)
+class WorldResults:
+    """Every table of one world and its leakage audit."""
+
+    world: World
+    main: tuple[Row, ...]
+    composability: tuple[Row, ...]
+    noise: tuple[Row, ...]
+    base_rate: tuple[Row, ...]
+    k: tuple[Row, ...]
+    density: tuple[Row, ...]
+    leakage: Leakage
+
+
+@attrs.frozen(slots=True)
+class Results:
+    """A whole reproduction: its settings, each world's tables and the paper's figures."""
+
+    settings: Settings
+    worlds: tuple[WorldResults, ...]
+    paper: PaperFigures = PAPER
+
+    def world(self, name: str) -> WorldResults:
+        """The results of the world called ``name``."""
+        for world in self.worlds:
+            if world.world.name == name:
+                return world
+        raise KeyError(name)
+
+
+def _world_results(
+    settings: Settings, name: str, figures: Mapping[Sim, Figures], leakage: Leakage
+) -> WorldResults:
+    table = _Table(settings, name, figures)
+    evalstop = f"evalstop+{MAIN_BASE}"
+    densities = DENSITIES if name in DENSITY_WORLDS else ()
+    return WorldResults(
+        world=world_named(name),
+        main=tuple(table.row(system, MAIN_BASE) for system in MAIN_SYSTEMS),
+        composability=tuple(table.row(f"evalstop+{base}", base) for base in BASES),
+        noise=tuple(
+            table.row(f"{d}+{MAIN_BASE}", MAIN_BASE, noise=sigma)
+            for sigma in NOISES
+            for d in DETECTORS
+        ),
+        base_rate=tuple(
+            table.row(f"{d}+{MAIN_BASE}", MAIN_BASE, share=share)
+            for share in BASE_RATES
+            for d in DETECTORS
+        ),
+        k=tuple(table.row(evalstop, MAIN_BASE, k=k) for k in KS),
+        density=tuple(
+            [table.row(evalstop, None, evals=e, noise=sigma) for e in densities for sigma in NOISES]
+            + [table.row(evalstop, None, evals=e, k=k) for e in densities for k in DENSITY_KS]
+        ),
+        leakage=leakage,
+    )
+
+
+def build_results(
+    settings: Settings, figures: Mapping[Sim, Figures], leakage: Mapping[str, Leakage]
+) -> Results:
+    """The tables of every world of ``settings`` from the figures of its plan."""
+    return Results(
+        settings=settings,
+        worlds=tuple(
+            _world_results(settings, name, figures, leakage[name]) for name in settings.worlds
+        ),
+    )
+
+
+def _clean(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
+
+
+def _leakage_json(leakage: Leakage) -> dict[str, Any]:
+    return {
+        "label_auc_max": _clean(leakage.label_auc_max),
+        "length_error_first_checkpoint": _clean(leakage.length_error_first_checkpoint),
+        "length_error_estimate": _clean(leakage.length_error_estimate),
+        "length_error_raw_estimate": _clean(leakage.length_error_raw_estimate),
+        "label_auc": {name: _clean(value) for name, value in leakage.label_auc},
+        "length_errors": {name: _clean(value) for name, value in leakage.length_errors},
+        "jobs": leakage.jobs,
+        "label_leak": leakage.label_leak,
+        "length_leak": leakage.length_leak,
+    }
+
+
+def _world_json(world: WorldResults) -> dict[str, Any]:
+    def rows(table: tuple[Row, ...]) -> list[dict[str, Any]]:
+        return [row.to_json() for row in table]
+
+    return {
+        "world": attrs.asdict(world.world),
+        "main": rows(world.main),
+        "composability": rows(world.composability),
+        "noise": rows(world.noise),
+        "base_rate": rows(world.base_rate),
+        "k": rows(world.k),
+        "density": rows(world.density),
+        "leakage": _leakage_json(world.leakage),
+    }
+
+
+def results_json(results: Results) -> dict[str, Any]:
+    """The ``results.json`` object: settings, ``worlds`` keyed by name, the paper's figures."""
+    s = results.settings
     return {
         "version": RESULTS_VERSION,
         "settings": {
-            "seeds": settings.seeds,
-            "jobs": settings.jobs,
-            "gpus": settings.gpus,
-            "load": settings.load,
-            "noise": settings.noise,
-            "hacking_share": settings.hacking_share,
-            "k": settings.k,
+            "seeds": s.seeds,
+            "jobs": s.jobs,
+            "gpus": s.gpus,
+            "load": s.load,
+            "hacking_share": s.hacking_share,
+            "k": s.k,
             "base": MAIN_BASE,
+            "worlds": list(s.worlds),
         },
-        "main": main,
-        "composability": composability,
-        "noise": noise,
-        "base_rate": base_rate,
-        "k": k_rows,
-        "paper": PAPER,
+        "worlds": {world.world.name: _world_json(world) for world in results.worlds},
+        "paper": paper_json(results.paper),
     }

@@ -1,8 +1,8 @@
 """Run the planned simulations, in a process pool, with the same answers for any pool size.
 
-Simulations are grouped by workload (noise, hacking share, seed) so each workload is drawn
-once per group; groups are independent and pure, and their figures are put back in plan order,
-so the worker count changes the wall time only (spec ``REP-2``).
+Simulations are grouped by workload (world, noise, hacking share, planned evaluations, seed)
+so each workload is drawn once per group; groups are independent and pure, and their figures
+are put back in plan order, so the worker count changes the wall time only (spec ``REP-2``).
 """
 
 from __future__ import annotations
@@ -13,17 +13,37 @@ import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
 
+import attrs
+
 from evalstop.core.registry import make_policy
+from evalstop.experiments.leakage import Leakage, audit
 from evalstop.experiments.plan import Settings, Sim
 from evalstop.sim.detection import detection_metrics
 from evalstop.sim.metrics import job_outcomes, system_metrics
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.workload import generate
 
-__all__ = ["Figures", "default_workers", "run_group", "run_plan"]
+__all__ = ["Figures", "default_workers", "run_audits", "run_group", "run_plan"]
 
-Figures = dict[str, float]
-"""The per-simulation numbers the experiments aggregate."""
+
+@attrs.frozen(slots=True)
+class Figures:
+    """The numbers of one simulation the experiments aggregate (NaN where undefined)."""
+
+    jct_mean: float
+    jct_p95: float
+    wasted_gpu_time: float
+    rlhf_gpu_time: float
+    utilization: float
+    quality_retained_rlhf: float
+    stopped: float
+    precision: float
+    recall: float
+    fpr: float
+    f1: float
+    delay_evals: float
+    delay_gpu_hours: float
+
 
 Group = tuple[Settings, tuple[Sim, ...]]
 
@@ -37,7 +57,7 @@ def run_group(group: Group) -> list[tuple[Sim, Figures]]:
     """Draw one workload and run every system of the group on it."""
     settings, sims = group
     first = sims[0]
-    workload = generate(settings.config(first.noise, first.hacking_share), first.seed)
+    workload = generate(settings.config(first), first.seed)
     jobs = {job.job_id: job for job in workload.jobs}
     cluster = Cluster(gpus=settings.gpus)
     out: list[tuple[Sim, Figures]] = []
@@ -46,31 +66,28 @@ def run_group(group: Group) -> list[tuple[Sim, Figures]]:
         outcomes = job_outcomes(result)
         system = system_metrics(result, list(outcomes.values()))
         detection = detection_metrics(outcomes.values(), jobs)
-        out.append(
-            (
-                sim,
-                {
-                    "jct_mean": system.jct.mean,
-                    "jct_p95": system.jct.p95,
-                    "wasted_gpu_time": float(system.wasted_gpu_time),
-                    "utilization": system.utilization,
-                    "quality_retained_rlhf": system.quality_retained_rlhf,
-                    "stopped": float(system.stopped),
-                    "precision": detection.precision,
-                    "recall": detection.recall,
-                    "fpr": detection.fpr,
-                    "f1": detection.f1,
-                    "delay_evals": detection.delay_evals,
-                    "delay_gpu_hours": detection.delay_gpu_hours,
-                },
-            )
+        figures = Figures(
+            jct_mean=system.jct.mean,
+            jct_p95=system.jct.p95,
+            wasted_gpu_time=float(system.wasted_gpu_time),
+            rlhf_gpu_time=float(system.rlhf_gpu_time),
+            utilization=system.utilization,
+            quality_retained_rlhf=system.quality_retained_rlhf,
+            stopped=float(system.stopped),
+            precision=detection.precision,
+            recall=detection.recall,
+            fpr=detection.fpr,
+            f1=detection.f1,
+            delay_evals=detection.delay_evals,
+            delay_gpu_hours=detection.delay_gpu_hours,
         )
+        out.append((sim, figures))
     return out
 
 
 def _groups(settings: Settings, sims: Sequence[Sim]) -> list[Group]:
-    def workload_of(sim: Sim) -> tuple[float, float, int]:
-        return (sim.noise, sim.hacking_share, sim.seed)
+    def workload_of(sim: Sim) -> tuple[str, float, float, int, int]:
+        return (sim.world, sim.noise, sim.hacking_share, sim.evals, sim.seed)
 
     ordered = sorted(sims, key=workload_of)
     return [
@@ -106,6 +123,17 @@ def run_plan(
         pool.close()
         pool.join()
     return {sim: figures[sim] for sim in sims}
+
+
+def run_audits(settings: Settings) -> dict[str, Leakage]:
+    """The leakage audit of each world, over its default workloads of every seed (LEAK-3)."""
+    out: dict[str, Leakage] = {}
+    for world in settings.worlds:
+        sim = Sim.at(settings, world, 0, "srtf-est")
+        config = settings.config(sim)
+        jobs = [job for seed in range(settings.seeds) for job in generate(config, seed).jobs]
+        out[world] = audit(jobs)
+    return out
 
 
 def _worker_signals() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -42,14 +43,16 @@ def check_key(job_id: object) -> JobKey:
 
 
 def check_step(step: object) -> int:
-    if isinstance(step, bool) or not isinstance(step, int):
+    # numbers.Integral admits numpy's integer scalars (registered with it), not bools.
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral):
         raise TypeError(f"step must be an int, got {step!r}")
     if step < 0:
         raise ValueError(f"step must be >= 0, got {step}")
-    return step
+    return int(step)
 
 
 def check_score(score: object) -> float:
-    if isinstance(score, bool) or not isinstance(score, int | float):
+    # numbers.Real admits numpy's float and integer scalars (numpy.bool_ is not one).
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
         raise TypeError(f"score must be a float, got {score!r}")
     return float(score)

@@ -104,7 +104,21 @@ class Bad:
 
 
 def parse_step(raw: object, label: str, line: int, column: str, unit: str = "line") -> int | None:
-    """An integer step in ``[0, MAX_STEP]``, None for a missing one; Malformed otherwise."""
+    """An integer step in ``[0, MAX_STEP]``; None for a missing one.
+
+    Args:
+        raw: the cell or JSON value (``100``, ``"100"``, ``100.0`` and ``"1e2"`` are all 100).
+        label: how errors name the file.
+        line: the line or record errors name.
+        column: the step column errors name.
+        unit: the word for ``line`` in errors (``line``, ``entry``, ``log_history entry``).
+
+    Returns:
+        The step, or None for an empty cell or a missing value.
+
+    Raises:
+        MalformedTraceError: a value that is not a whole number in range.
+    """
     if raw is None:
         return None
     number: int | float = math.nan
@@ -154,7 +168,12 @@ def parse_value(raw: object) -> float | Bad | None:
 
 
 def choose_step_column(label: str, requested: str | None, columns: Iterable[str]) -> str:
-    """The step column: the requested one, or the first candidate present."""
+    """The step column: the requested one, or the first of :data:`STEP_CANDIDATES` present.
+
+    Raises:
+        MalformedTraceError: the requested column is missing, or none of the candidates is
+            there (the message lists the columns).
+    """
     present = set(columns)
     if requested is not None:
         if requested not in present:
@@ -174,7 +193,13 @@ def choose_step_column(label: str, requested: str | None, columns: Iterable[str]
 
 
 def choose_metric(label: str, requested: str | None, available: Sequence[str]) -> str:
-    """The requested metric, or the only one; MetricNotFound lists the choices (``TRC-4``)."""
+    """The requested metric, or the file's only one (``TRC-4``).
+
+    Raises:
+        NoNumericValuesError: nothing was requested and the file has no numeric metric.
+        MetricNotFoundError: the requested metric is missing, or nothing was requested and
+            there are several (the message lists them).
+    """
     if requested is None:
         if len(available) == 1:
             return available[0]
@@ -187,7 +212,11 @@ def choose_metric(label: str, requested: str | None, available: Sequence[str]) -
 
 
 def check_where(label: str, where: Mapping[str, str], columns: Iterable[str]) -> None:
-    """Malformed when a filter names a column the file does not have."""
+    """Check that every ``where`` filter names a column of the file.
+
+    Raises:
+        MalformedTraceError: a filter names a column the file does not have.
+    """
     present = set(columns)
     for column in where:
         if column not in present:

@@ -57,6 +57,9 @@ def read_trace(
         where: ``{column: value}`` filters selecting one run of a long table (CSV, JSONL).
         order: ``"sort"`` (default) or ``"log"`` for a restarted run's log (spec ``TRC-6``).
 
+    Returns:
+        The metric's series with its source: path, metric name, format, steps, values.
+
     Raises:
         TraceError: any problem with the file, as one line naming it (spec ``TRC-2``).
         ValueError: an unknown ``format`` or ``order``.

@@ -85,7 +85,15 @@ def _check_kind(path: Path, label: str) -> None:
 def opened(path: Path, label: str) -> Iterator[Path]:
     """A regular file or directory holding the trace: ``path`` itself, or a stream's copy.
 
-    Raises UnreadableTraceError for a missing path, a special file or an I/O error.
+    Args:
+        path: what the user named.
+        label: how errors name it (the path as given).
+
+    Yields:
+        ``path``, or a temporary copy of a stream that lives until the ``with`` block ends.
+
+    Raises:
+        UnreadableTraceError: a missing path, a special file or an I/O error.
     """
     if not _is_stream(label):
         _check_kind(path, label)
@@ -105,8 +113,17 @@ def opened(path: Path, label: str) -> Iterator[Path]:
 def text_lines(path: Path, label: str, *, csv: bool = False) -> Iterator[str]:
     """The file's lines, decoded as UTF-8 (BOM dropped), read lazily.
 
-    ``csv=True`` keeps line endings for the csv module. Raises UnreadableTraceError for an I/O
-    error or bytes that are not UTF-8 (naming the line), EmptyTraceError for a blank file.
+    Args:
+        path: the file.
+        label: how errors name it.
+        csv: keep the line endings, as the ``csv`` module wants them.
+
+    Yields:
+        Each line of the file.
+
+    Raises:
+        UnreadableTraceError: an I/O error, or bytes that are not UTF-8 (naming the line).
+        EmptyTraceError: a blank file.
     """
     number = 0
     blank = True
@@ -138,7 +155,19 @@ def _depth_ok(value: object, limit: int) -> bool:
 
 
 def parse_json(label: str, text: str, where: str = "line 1") -> Any:
-    """One JSON value; MalformedTraceError for bad JSON, deep nesting or huge integers."""
+    """One JSON value, parsed from ``text``.
+
+    Args:
+        label: how errors name the file.
+        text: the JSON text.
+        where: the place errors name (``line 7`` for a JSONL line).
+
+    Returns:
+        The value, nested at most :data:`MAX_JSON_DEPTH` deep.
+
+    Raises:
+        MalformedTraceError: bad JSON, deeper nesting, or an integer with too many digits.
+    """
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
@@ -160,7 +189,12 @@ def parse_json(label: str, text: str, where: str = "line 1") -> Any:
 
 
 def load_json(path: Path, label: str) -> Any:
-    """A whole-document JSON file, size-checked before it is read."""
+    """A whole-document JSON file, size-checked before it is read.
+
+    Raises:
+        UnreadableTraceError: the file cannot be read.
+        MalformedTraceError: it is over :data:`MAX_JSON_BYTES`, or not JSON (:func:`parse_json`).
+    """
     try:
         size = path.stat().st_size
     except OSError as error:

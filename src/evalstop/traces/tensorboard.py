@@ -36,7 +36,13 @@ from evalstop.traces.model import Trace, TraceFormat
 from evalstop.traces.parse import Options, Records, build_trace, choose_metric
 from evalstop.traces.tfrecord import HEADER, RecordFile, header_ok
 
-__all__ = ["INSTALL_HINT", "is_event_file", "read_tensorboard", "starts_like_event_file"]
+__all__ = [
+    "INSTALL_HINT",
+    "is_event_file",
+    "read_tensorboard",
+    "starts_like_event_file",
+    "tensorboard_runs",
+]
 
 INSTALL_HINT = "pip install 'evalstop[tensorboard]' (or: pip install tensorboard)"
 _NUMERIC_DTYPES = frozenset({1, 2, 3, 4, 5, 6, 9, 10, 17, 19, 22, 23})
@@ -179,8 +185,31 @@ def _files(path: Path, label: str) -> list[Path]:
     except OSError as error:
         raise UnreadableTraceError(label, f"cannot read: {error.strerror or error}") from None
     if not files:
-        raise EmptyTraceError(label, "no TensorBoard event files (events.out.tfevents.*) here")
+        runs = tensorboard_runs(path)
+        hint = f"; it is a log directory of {len(runs)} runs: read each one" if runs else ""
+        raise EmptyTraceError(
+            label, f"no TensorBoard event files (events.out.tfevents.*) here{hint}"
+        )
     return files
+
+
+def _has_events(folder: Path) -> bool:
+    return any(is_event_file(p) and p.is_file() for p in folder.iterdir())
+
+
+def tensorboard_runs(path: Path) -> list[Path]:
+    """The runs of a TensorBoard log directory (spec ``TRC-11``).
+
+    ``[path]`` when ``path`` is a file or holds event files itself; else, as TensorBoard does,
+    every folder below it (at any depth) that holds event files, in path order; ``[]`` when
+    there is none (or it cannot be listed).
+    """
+    try:
+        if not path.is_dir() or _has_events(path):
+            return [path]
+        return sorted(p for p in path.rglob("*") if p.is_dir() and _has_events(p))
+    except OSError:
+        return []
 
 
 def _read_all(path: Path, label: str, wanted: str | None) -> tuple[_Series, str | None]:

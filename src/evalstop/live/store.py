@@ -1,0 +1,173 @@
+"""The watcher's state in one SQLite file: read positions, run monitors, decisions (spec ``WCH``).
+
+Everything a poll learns about one run (its sources' new read positions, its monitor, and its
+decision when the rule fires) is written in ONE transaction, so a process killed at any moment
+(SIGKILL included) restarts from a state in which either all of a poll's reading of that run
+was folded and recorded or none of it was (``WCH-3``). Decisions carry a ``delivered`` flag
+that is set, in its own transaction, only after their effects (JSON line, marker file,
+``--on-stop``) were carried out, so a decision is never lost: a restart delivers every
+decision still undelivered (``WCH-4``).
+
+The file is opened in WAL mode with ``synchronous=FULL``: a commit is on disk before any
+effect of the decision it records. An advisory lock on ``<state>.lock`` keeps a second watcher
+off the same file (``WCH-5``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from evalstop.core.errors import EvalStopError
+
+__all__ = ["Pending", "StateError", "StateStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs(run TEXT PRIMARY KEY, monitor TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS positions(
+    source TEXT PRIMARY KEY, run TEXT NOT NULL, position TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, run TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL, delivered INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+class StateError(EvalStopError):
+    """The state file cannot be used: locked by another watcher, unreadable, or made by a
+    watcher with other settings."""
+
+
+@attrs.frozen(slots=True)
+class Pending:
+    """A decision recorded but not yet delivered: its sequence number and its JSON fields."""
+
+    seq: int
+    run: str
+    body: dict[str, Any]
+
+
+class StateStore:
+    """The watcher's SQLite state file (one per watcher; see the module docstring).
+
+    Args:
+        path: the state file, created if absent.
+        settings: the watcher's settings (metric, mode, detector, ...); a file made with other
+            settings raises :class:`StateError` (its decisions would not be this rule's).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
+        self._path = Path(path)
+        self._lock = self._acquire(Path(f"{self._path}.lock"))
+        try:
+            self._db = sqlite3.connect(self._path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            self._check_settings(json.dumps(dict(settings), sort_keys=True))
+        except sqlite3.Error as error:
+            self.close()
+            raise StateError(f"{self._path}: not a usable state file ({error})") from None
+
+    @staticmethod
+    def _acquire(lock_path: Path) -> int:
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise StateError(f"{lock_path}: cannot open ({error.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StateError(f"{lock_path}: another watcher holds this state file") from None
+        return fd
+
+    def _check_settings(self, text: str) -> None:
+        with self.transaction():
+            row = self._db.execute("SELECT value FROM meta WHERE key='settings'").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta VALUES('settings', ?)", (text,))
+            elif row[0] != text:
+                raise StateError(
+                    f"{self._path}: made by a watcher with other settings ({row[0]}); "
+                    "use another --state file"
+                )
+
+    def close(self) -> None:
+        """Close the database and release the lock."""
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+        os.close(self._lock)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic transaction: all writes inside it are committed together, or none."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def monitor(self, run: str) -> str | None:
+        """The run's saved monitor (JSON text), or None for a run never folded."""
+        row = self._db.execute("SELECT monitor FROM runs WHERE run=?", (run,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def position(self, source: str) -> Any:
+        """The saved read position of a source (JSON value), or None for a new source."""
+        row = self._db.execute(
+            "SELECT position FROM positions WHERE source=?", (source,)
+        ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def decided(self) -> set[str]:
+        """The runs with a decision (delivered or not): they are never read again."""
+        return {str(row[0]) for row in self._db.execute("SELECT run FROM decisions")}
+
+    def pending(self) -> list[Pending]:
+        """Recorded decisions whose effects are not known to be done, in decision order."""
+        rows = self._db.execute(
+            "SELECT seq, run, body FROM decisions WHERE delivered=0 ORDER BY seq"
+        )
+        return [Pending(int(seq), str(run), json.loads(body)) for seq, run, body in rows]
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """Every recorded decision's fields, in decision order."""
+        rows = self._db.execute("SELECT body FROM decisions ORDER BY seq")
+        return [json.loads(body) for (body,) in rows]
+
+    # -- writes (inside :meth:`transaction`) -----------------------------------------------
+
+    def save_monitor(self, run: str, monitor: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO runs VALUES(?, ?)", (run, monitor))
+
+    def save_position(self, source: str, run: str, position: Any) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO positions VALUES(?, ?, ?)",
+            (source, run, json.dumps(position)),
+        )
+
+    def record(self, run: str, body: Mapping[str, Any]) -> None:
+        """Record the run's decision (once: a second decision for a run is an error)."""
+        self._db.execute(
+            "INSERT INTO decisions(run, body) VALUES(?, ?)",
+            (run, json.dumps(dict(body), allow_nan=False)),
+        )
+
+    def mark_delivered(self, seq: int) -> None:
+        """Mark one decision's effects done (its own committed transaction)."""
+        with self.transaction():
+            self._db.execute("UPDATE decisions SET delivered=1 WHERE seq=?", (seq,))

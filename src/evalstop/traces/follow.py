@@ -1,0 +1,290 @@
+"""Incremental readers for ``evalstop watch``: new evaluations of growing logs (spec ``WCH-1``).
+
+Each reader is a :class:`~evalstop.live.watch.Source`: given the position saved after its last
+read, it reads only what follows and returns the new position, so a watcher never re-reads
+what it folded.
+
+- JSONL and CSV files grow by appending lines: the position is a byte offset (and, for CSV,
+  the header). Only complete lines (ending in a newline) are read; a partly written last line
+  waits for the next poll.
+- TensorBoard event files grow by appending records: the position is a byte offset; only
+  complete records are read (their framing checked by length, like TensorBoard's own reader).
+- A ``trainer_state.json`` is rewritten whole at each save (in the run folder or in its latest
+  ``checkpoint-<step>`` folder): the position is the last step folded, and entries at or
+  before it are skipped; the file is parsed again only when its size or time changed.
+
+Values are read as :func:`evalstop.traces.parse.parse_value` reads them for replay; a missing
+value is no evaluation; a step is :func:`~evalstop.traces.parse.parse_step`'s.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import os
+import struct
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from evalstop.live.watch import Point, Run, Source, SourceError
+from evalstop.traces.errors import TraceError
+from evalstop.traces.parse import STEP_CANDIDATES, Bad, parse_step, parse_value
+
+__all__ = [
+    "CsvSource",
+    "EventFileSource",
+    "JsonlSource",
+    "TrainerStateSource",
+    "discover_runs",
+    "run_sources",
+]
+
+
+def _value(label: str, line: int, metric: str, raw: object) -> float | None:
+    value = parse_value(raw)
+    if isinstance(value, Bad):
+        raise SourceError(f"{label}: line {line}: {metric!r} is {value.text!r}, not a number")
+    return value
+
+
+def _step(label: str, line: int, cells: dict[str, Any], column: str | None) -> int | None:
+    if column is None:
+        column = next((c for c in STEP_CANDIDATES if c in cells), None)
+        if column is None:
+            raise SourceError(f"{label}: line {line}: no step key (one of {STEP_CANDIDATES})")
+    try:
+        return parse_step(cells.get(column), label, line, column)
+    except TraceError as error:
+        raise SourceError(str(error)) from None
+
+
+def _tail(path: Path, offset: int) -> tuple[bytes, int]:
+    """The complete lines after ``offset`` and the offset after the last of them."""
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size < offset:
+                raise SourceError(f"{path}: the file shrank below the part already read")
+            file.seek(offset)
+            data = file.read()
+    except OSError as error:
+        raise SourceError(f"{path}: cannot read ({error.strerror or error})") from None
+    end = data.rfind(b"\n") + 1
+    return data[:end], offset + end
+
+
+def _decode(path: Path, chunk: bytes) -> list[str]:
+    try:
+        return chunk.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise SourceError(f"{path}: not UTF-8 text") from None
+
+
+class JsonlSource:
+    """New records of a JSONL file (one JSON object per line); position: byte offset."""
+
+    def __init__(self, path: Path, metric: str, step_column: str | None = None) -> None:
+        self._path, self._metric, self._step_column = path, metric, step_column
+
+    @property
+    def key(self) -> str:
+        return str(self._path)
+
+    def read(self, position: Any) -> tuple[Sequence[Point], Any]:
+        offset = 0 if position is None else int(position)
+        chunk, after = _tail(self._path, offset)
+        points: list[Point] = []
+        for number, line in enumerate(_decode(self._path, chunk), 1):
+            if not line.strip():
+                continue
+            try:
+                cells = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise SourceError(f"{self._path}: a line is not JSON ({error.msg})") from None
+            if not isinstance(cells, dict):
+                raise SourceError(f"{self._path}: a line is not a JSON object")
+            self._add(points, number, cells)
+        return points, after
+
+    def _add(self, points: list[Point], number: int, cells: dict[str, Any]) -> None:
+        value = _value(self.key, number, self._metric, cells.get(self._metric))
+        if value is not None:
+            step = _step(self.key, number, cells, self._step_column)
+            if step is not None:
+                points.append((step, value))
+
+
+class CsvSource(JsonlSource):
+    """New rows of a CSV file with a header line; position: ``[byte offset, header]``."""
+
+    def read(self, position: Any) -> tuple[Sequence[Point], Any]:
+        offset, header = (0, None) if position is None else (int(position[0]), position[1])
+        chunk, after = _tail(self._path, offset)
+        points: list[Point] = []
+        for number, cells in enumerate(csv.reader(_decode(self._path, chunk)), 1):
+            if not cells or not "".join(cells).strip():
+                continue
+            if header is None:
+                header = [cell.strip() for cell in cells]
+                continue
+            self._add(points, number, dict(zip(header, cells, strict=False)))
+        return points, [after, header]
+
+
+_HEADER = struct.Struct("<QI")
+_CRC = 4
+
+
+class EventFileSource:
+    """New scalars of one TensorBoard event file; position: byte offset (``tensorboard``
+    extra needed)."""
+
+    def __init__(self, path: Path, metric: str) -> None:
+        self._path, self._metric = path, metric
+
+    @property
+    def key(self) -> str:
+        return str(self._path)
+
+    def read(self, position: Any) -> tuple[Sequence[Point], Any]:
+        offset = 0 if position is None else int(position)
+        try:
+            with self._path.open("rb") as file:
+                file.seek(offset)
+                data = file.read()
+        except OSError as error:
+            raise SourceError(f"{self._path}: cannot read ({error.strerror})") from None
+        event_pb2, tensor_util = _tensorboard(self.key)
+        points: list[Point] = []
+        at = 0
+        while at + _HEADER.size <= len(data):
+            (length, _crc) = _HEADER.unpack_from(data, at)
+            end = at + _HEADER.size + length + _CRC
+            if end > len(data):
+                break
+            event = event_pb2.Event()
+            try:
+                event.ParseFromString(data[at + _HEADER.size : end - _CRC])
+            except Exception as error:  # protobuf's DecodeError
+                raise SourceError(f"{self._path}: a broken event record ({error})") from None
+            points.extend(self._scalars(event, tensor_util))
+            at = end
+        return points, offset + at
+
+    def _scalars(self, event: Any, tensor_util: Any) -> Iterable[Point]:
+        if not event.HasField("summary"):
+            return
+        for value in event.summary.value:
+            if value.tag != self._metric:
+                continue
+            kind = value.WhichOneof("value")
+            if kind == "simple_value":
+                yield int(event.step), float(value.simple_value)
+            elif kind == "tensor":
+                array = tensor_util.make_ndarray(value.tensor)
+                if array.size == 1 and array.dtype.kind in "fiu":
+                    yield int(event.step), float(array.reshape(()))
+
+
+def _tensorboard(label: str) -> tuple[Any, Any]:
+    try:
+        event_pb2 = importlib.import_module("tensorboard.compat.proto.event_pb2")
+        tensor_util = importlib.import_module("tensorboard.util.tensor_util")
+    except ImportError:
+        raise SourceError(
+            f"{label}: reading TensorBoard event files needs pip install 'evalstop[tensorboard]'"
+        ) from None
+    return event_pb2, tensor_util
+
+
+class TrainerStateSource:
+    """New ``log_history`` entries of a run's latest ``trainer_state.json``; position:
+    ``[last step folded, file size, file mtime_ns]``."""
+
+    def __init__(self, folder: Path, metric: str) -> None:
+        self._folder, self._metric = folder, metric
+
+    @property
+    def key(self) -> str:
+        return str(self._folder / "trainer_state.json")
+
+    def read(self, position: Any) -> tuple[Sequence[Point], Any]:
+        last, size, mtime = (-1, -1, -1) if position is None else position
+        path = latest_trainer_state(self._folder)
+        if path is None:
+            return [], position
+        try:
+            stat = path.stat()
+            if (stat.st_size, stat.st_mtime_ns) == (size, mtime):
+                return [], position
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise SourceError(f"{path}: cannot read a trainer state ({error})") from None
+        history = data.get("log_history") if isinstance(data, dict) else None
+        if not isinstance(history, list):
+            raise SourceError(f"{path}: expected an object whose log_history is a list")
+        points: list[Point] = []
+        for index, entry in enumerate(history):
+            if not isinstance(entry, dict):
+                raise SourceError(f"{path}: log_history[{index}] is not an object")
+            value = _value(str(path), index, self._metric, entry.get(self._metric))
+            step = None if value is None else _step(str(path), index, entry, "step")
+            if value is not None and step is not None and step > last:
+                points.append((step, value))
+                last = step
+        return points, [last, stat.st_size, stat.st_mtime_ns]
+
+
+def latest_trainer_state(folder: Path) -> Path | None:
+    """``folder/trainer_state.json``, else the one in the highest ``checkpoint-<step>``."""
+    direct = folder / "trainer_state.json"
+    if direct.is_file():
+        return direct
+    best: tuple[int, Path] | None = None
+    for child in folder.glob("checkpoint-*/trainer_state.json"):
+        suffix = child.parent.name.removeprefix("checkpoint-")
+        if suffix.isdigit() and (best is None or int(suffix) > best[0]):
+            best = (int(suffix), child)
+    return None if best is None else best[1]
+
+
+def run_sources(folder: Path, metric: str, step_column: str | None = None) -> tuple[Source, ...]:
+    """A run folder's sources, by precedence: its trainer state, else its TensorBoard event
+    files (in name order, which is creation order), else its ``*.jsonl`` files, else its
+    ``*.csv`` files (``WCH-1``). Empty while the folder holds none of them."""
+    if latest_trainer_state(folder) is not None:
+        return (TrainerStateSource(folder, metric),)
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    events = [p for p in files if "tfevents" in p.name]
+    if events:
+        return tuple(EventFileSource(p, metric) for p in events)
+    jsonl = [p for p in files if p.suffix.lower() in (".jsonl", ".ndjson")]
+    if jsonl:
+        return tuple(JsonlSource(p, metric, step_column) for p in jsonl)
+    return tuple(CsvSource(p, metric, step_column) for p in files if p.suffix.lower() == ".csv")
+
+
+def discover_runs(
+    roots: Iterable[Path], metric: str, step_column: str | None = None
+) -> tuple[list[Run], list[str]]:
+    """The runs under ``roots`` (each sub-folder of a root is a run, named by its path) and
+    one problem line per root that cannot be listed."""
+    runs: list[Run] = []
+    problems: list[str] = []
+    for root in roots:
+        try:
+            folders = sorted(p for p in root.iterdir() if p.is_dir())
+        except OSError as error:
+            problems.append(f"{root}: cannot list ({error.strerror or error})")
+            continue
+        for folder in folders:
+            try:
+                sources = run_sources(folder, metric, step_column)
+            except OSError as error:
+                problems.append(f"{folder}: cannot list ({error.strerror or error})")
+                continue
+            if sources:
+                runs.append(Run(str(folder), folder.name, str(folder), sources))
+    return runs, problems

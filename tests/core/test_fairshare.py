@@ -1,0 +1,77 @@
+"""The fair-share base policy: max-min share between tenants (FSH-*, TAB-5)."""
+
+from __future__ import annotations
+
+import attrs
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import cluster_view, job_view, log_lines, make_job, simulate
+from evalstop.core.boundary import EventKind
+from evalstop.core.fairshare import fair_share, fair_share_ranking
+from evalstop.core.model import Job
+from evalstop.core.registry import make_policy
+from evalstop.core.wrapper import EvalStop
+
+
+def test_fsh1_a_burst_of_one_tenant_does_not_starve_another() -> None:
+    """FSH-1: tenant a queued eight 1-GPU jobs before tenant b's two; on 4 GPUs each gets 2."""
+    a = [job_view(i, submit=0, tenant="a") for i in range(8)]
+    b = [job_view(10 + i, submit=5, tenant="b") for i in range(2)]
+    decision = fair_share(cluster_view(total=4, queued=[*a, *b]))
+    assert decision.start == (0, 10, 1, 11)
+
+
+def test_fsh1_small_tenant_gets_all_it_asks_the_others_split_the_rest() -> None:
+    """FSH-1: 12 GPUs; a asks 2, b and c ask 8 each: a gets 2, b and c get 5 each."""
+    jobs = [job_view(0, tenant="a", gpus=2)]
+    jobs += [job_view(1 + i, submit=1, tenant="b") for i in range(8)]
+    jobs += [job_view(20 + i, submit=2, tenant="c") for i in range(8)]
+    started = fair_share(cluster_view(total=12, queued=jobs)).start
+    by_tenant = {t: sum(1 for j in jobs if j.job_id in started and j.tenant == t) for t in "abc"}
+    assert by_tenant == {"a": 1, "b": 5, "c": 5}
+
+
+def test_fsh1_an_arriving_tenant_preempts_the_tenant_over_its_share() -> None:
+    """FSH-1: a holds all 4 GPUs with four jobs; b arrives: a's latest two jobs are preempted."""
+    running = [job_view(i, submit=i, tenant="a", running_since=0) for i in range(4)]
+    queued = [job_view(9, submit=10, tenant="b", gpus=2)]
+    decision = fair_share(cluster_view(total=4, queued=queued, running=running, time=10))
+    assert decision.start == (9,)
+    assert decision.preempt == (2, 3)
+
+
+@given(n=st.integers(1, 8), gpus=st.lists(st.integers(1, 3), min_size=8, max_size=8))
+def test_fsh1_one_tenant_is_fifo_order(n: int, gpus: list[int]) -> None:
+    """FSH-1: with one tenant the ranking is submit order."""
+    jobs = tuple(job_view(i, submit=10 - i, gpus=gpus[i]) for i in range(n))
+    ranked = fair_share_ranking(jobs)
+    assert [j.job_id for j in ranked] == sorted(range(n), key=lambda i: 10 - i)
+
+
+def test_fsh2_replans_at_arrivals_and_completions_only() -> None:
+    """FSH-2: a checkpoint does not ask for a decision; arrivals and completions do."""
+    assert not fair_share.needs_decision(EventKind.CHECKPOINT, None)
+    assert fair_share.needs_decision(EventKind.ARRIVAL, None)
+    assert fair_share.needs_decision(EventKind.COMPLETION, None)
+
+
+def test_fsh3_composes_with_evalstop_and_sees_tenants_in_a_simulation() -> None:
+    """FSH-3, TAB-5: evalstop+fair-share is an EvalStop over fair-share, and in a simulation
+    the tenant reaches the policy: tenant a holds all 4 GPUs with two 2-GPU jobs (two more
+    queued); when tenant b's job arrives at 10 it starts at once and a's second job is
+    preempted."""
+    policy = make_policy("evalstop+fair-share")
+    assert isinstance(policy, EvalStop)
+    assert policy.base is fair_share
+    jobs = [_with_tenant(make_job(i, gpus=2, duration=100), "a") for i in range(4)]
+    jobs.append(_with_tenant(make_job(9, submit=10, gpus=2, duration=100), "b"))
+    sim = simulate(policy, jobs, total_gpus=4)
+    lines = log_lines(sim.log)
+    assert (10, "start", 9) in lines
+    assert (10, "preempt", 1) in lines
+    assert (0, "start", 0) in lines
+
+
+def _with_tenant(job: Job, tenant: str) -> Job:
+    return Job(attrs.evolve(job.spec, tenant=tenant), job.truth, job.observations)

@@ -1,0 +1,157 @@
+"""Incremental readers of growing logs for ``evalstop watch`` (spec WCH-1, WCH-6)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalstop.live.watch import SourceError
+from evalstop.traces.follow import (
+    CsvSource,
+    EventFileSource,
+    JsonlSource,
+    TrainerStateSource,
+    discover_runs,
+    run_sources,
+)
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as file:
+        file.write(text)
+
+
+def test_jsonl_reads_complete_lines_after_its_offset_wch_1(tmp_path: Path) -> None:
+    """WCH-1: only complete lines are read; a partial line waits; nothing is read twice."""
+    path = tmp_path / "m.jsonl"
+    append(path, '{"step": 1, "score": 0.5}\n{"step": 2, "loss": 1}\n{"step": 3, "sc')
+    source = JsonlSource(path, "score")
+    points, position = source.read(None)
+    assert list(points) == [(1, 0.5)]
+    assert position == len(b'{"step": 1, "score": 0.5}\n{"step": 2, "loss": 1}\n')
+    append(path, 'ore": "NaN"}\n\n{"global_step": 4, "score": 0.25}\n')
+    points, position = source.read(position)
+    assert points[1] == (4, 0.25)
+    assert points[0][0] == 3 and math.isnan(points[0][1])
+    assert source.read(position) == ([], position)
+
+
+def test_csv_keeps_its_header_wch_1(tmp_path: Path) -> None:
+    """WCH-1: the header is read once and kept with the position."""
+    path = tmp_path / "log.csv"
+    append(path, "step,score\n10,0.1\n20,")
+    source = CsvSource(path, "score")
+    points, position = source.read(None)
+    assert (list(points), position[1]) == ([(10, 0.1)], ["step", "score"])
+    append(path, "0.3\n30,\n")
+    points, position = source.read(position)
+    assert list(points) == [(20, 0.3)]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[1, 2]\n", "not a JSON object"),
+        ("{oops\n", "not JSON"),
+        ('{"step": 1, "score": "high"}\n', "not a number"),
+        ('{"step": -1, "score": 0.5}\n', "not an integer"),
+        ('{"score": 0.5}\n', "no step key"),
+    ],
+)
+def test_bad_records_raise_one_line_wch_6(tmp_path: Path, text: str, problem: str) -> None:
+    """WCH-6: a bad record is a SourceError naming the file."""
+    path = tmp_path / "m.jsonl"
+    path.write_text(text)
+    with pytest.raises(SourceError, match=problem) as caught:
+        JsonlSource(path, "score").read(None)
+    assert str(path) in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_shrunk_or_missing_files_raise_wch_6(tmp_path: Path) -> None:
+    """WCH-6: a file shorter than what was read, or gone, is a problem, not a restart."""
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"step": 1, "score": 0.5}\n')
+    source = JsonlSource(path, "score")
+    _, position = source.read(None)
+    path.write_text("")
+    with pytest.raises(SourceError, match="shrank"):
+        source.read(position)
+    path.unlink()
+    with pytest.raises(SourceError, match="cannot read"):
+        source.read(position)
+
+
+def write_state(path: Path, history: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"log_history": history}))
+
+
+def test_trainer_state_from_the_latest_checkpoint_wch_1(tmp_path: Path) -> None:
+    """WCH-1: the highest checkpoint's trainer state; entries after the last folded step."""
+    history = [{"step": 5, "loss": 2.0}, {"step": 5, "eval_score": 0.1}]
+    write_state(tmp_path / "checkpoint-5" / "trainer_state.json", history)
+    source = TrainerStateSource(tmp_path, "eval_score")
+    points, position = source.read(None)
+    assert list(points) == [(5, 0.1)]
+    assert source.read(position) == ([], position)
+    history += [{"step": 10, "eval_score": 0.3}]
+    write_state(tmp_path / "checkpoint-10" / "trainer_state.json", history)
+    write_state(tmp_path / "checkpoint-9" / "trainer_state.json", [])
+    points, position = source.read(position)
+    assert list(points) == [(10, 0.3)]
+    history += [{"step": 15, "eval_score": 0.2}]
+    write_state(tmp_path / "trainer_state.json", history)
+    points, _ = source.read(position)
+    assert list(points) == [(15, 0.2)]
+    (tmp_path / "trainer_state.json").write_text("{")
+    with pytest.raises(SourceError, match="cannot read a trainer state"):
+        source.read(None)
+
+
+def test_event_file_is_read_record_by_record_wch_1(tmp_path: Path) -> None:
+    """WCH-1: TensorBoard records after a byte offset; a partial record waits."""
+    summary = pytest.importorskip("tensorboard.summary")
+    writer = summary.Writer(str(tmp_path))
+    writer.add_scalar("loss", 1.0, 10)
+    for step, value in [(10, 0.25), (20, 0.5)]:
+        writer.add_scalar("eval/score", value, step)
+    writer.flush()
+    (path,) = tmp_path.iterdir()
+    source = EventFileSource(path, "eval/score")
+    full = path.read_bytes()
+    path.write_bytes(full[:-5])
+    points, position = source.read(None)
+    assert list(points) == [(10, 0.25)]
+    path.write_bytes(full)
+    writer.add_scalar("eval/score", 0.125, 30)
+    writer.close()
+    points, position = source.read(position)
+    assert list(points) == [(20, 0.5), (30, 0.125)]
+    assert position == path.stat().st_size
+
+
+def test_runs_are_sub_folders_with_logs_by_precedence_wch_1(tmp_path: Path) -> None:
+    """WCH-1: each sub-folder with a log is a run; trainer state > events > JSONL > CSV."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "log.csv").write_text("step,score\n")
+    (tmp_path / "both").mkdir()
+    (tmp_path / "both" / "a.jsonl").write_text("")
+    (tmp_path / "both" / "b.csv").write_text("")
+    write_state(tmp_path / "hf" / "trainer_state.json", [])
+    (tmp_path / "hf" / "x.jsonl").write_text("")
+    runs, problems = discover_runs([tmp_path, tmp_path / "missing"], "score")
+    assert [r.name for r in runs] == ["both", "csv", "hf"]
+    assert [type(s).__name__ for r in runs for s in r.sources] == [
+        "JsonlSource",
+        "CsvSource",
+        "TrainerStateSource",
+    ]
+    assert runs[0].key == runs[0].folder == str(tmp_path / "both")
+    assert len(problems) == 1 and "missing" in problems[0]
+    assert run_sources(tmp_path / "empty", "score") == ()
