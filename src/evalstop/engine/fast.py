@@ -24,9 +24,9 @@ from evalstop.core.decision import Decision
 from evalstop.core.detectors import DeclineDetector, observe, observe_decline, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
-from evalstop.engine.errors import EngineError, InvalidDecisionError
+from evalstop.engine.errors import EngineError
 from evalstop.engine.log import LogKind, LogRecord
-from evalstop.engine.record import JobRecord, materialize
+from evalstop.engine.record import JobRecord, materialize, validate
 from evalstop.engine.simulator import check_policy
 from evalstop.engine.state import JobStatus, SimState, World, check_invariants
 
@@ -310,34 +310,8 @@ class FastSimulator:
                 changed=() if changed is None else (changed,),
             )
             decision = self.world.policy(cluster)
-        self._validate(decision)
+        validate(decision, self._active, self._free)
         return decision
-
-    def _validate(self, decision: Decision) -> None:
-        """``ENG-8``, as ``step._validate``: O(jobs named by the decision)."""
-        if not (decision.start or decision.preempt or decision.stop):
-            return
-        named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
-        if len(named) != len(set(named)):
-            raise InvalidDecisionError(f"a job is named twice in {decision}")
-
-        def record_of(job_id: JobId, running: bool | None, verb: str, state: str) -> JobRecord:
-            record = self._active.get(job_id)
-            if record is None or (running is not None and (record.since is not None) != running):
-                raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
-            return record
-
-        freed = 0
-        for order in decision.stop:
-            record = record_of(order.job_id, None, "stop", "active")
-            freed += record.gpus if record.since is not None else 0
-        for job_id in decision.preempt:
-            freed += record_of(job_id, True, "preempt", "running").gpus
-        wanted = sum(record_of(j, False, "start", "queued").gpus for j in decision.start)
-        if wanted > self._free + freed:
-            raise InvalidDecisionError(
-                f"starts need {wanted} GPUs but only {self._free + freed} would be free"
-            )
 
     def _apply(self, decision: Decision) -> None:
         """Stops, then preemptions, then starts (the phases of ``step``)."""
