@@ -101,7 +101,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def realdata(session: nox.Session) -> None:
-    """Regenerate docs/real-traces.md from ../shared/data/real-traces."""
+    """Regenerate docs/real-traces.md from the corpus the package ships."""
     _install(session)
     session.run("python", "docs/scripts/real_traces.py")
 

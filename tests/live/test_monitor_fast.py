@@ -34,7 +34,7 @@ OBSERVATION = st.tuples(
 def test_mon13_fast_path_equals_generic(
     k: int, mode: Mode, stream: list[tuple[int | str, int, float]], forget: set[int]
 ) -> None:
-    """MON-13: the same verdicts, one by one, and the same saved state."""
+    """MON-14: the same verdicts, one by one, and the same saved state."""
     fast = Monitor(DeclineDetector(k), mode)
     generic = Monitor(GenericDecline(k), mode)
     for i, (key, step, score) in enumerate(stream):

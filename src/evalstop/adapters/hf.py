@@ -68,10 +68,12 @@ class EvalStopCallback(TrainerCallback, ExportableState):
             ``"eval_win_rate"`` or ``"win_rate"`` (``eval_`` is tried when the key is
             absent).
         mode: ``"max"`` when higher is better, ``"min"`` when lower is better; None (default)
-            follows the ``Trainer``'s own rule for ``greater_is_better``: ``"min"`` when the
-            metric's name ends with ``"loss"``, else ``"max"``.
-        k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
-        detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
+            takes the direction from the metric's name, extending the ``Trainer``'s own rule
+            for ``greater_is_better``: ``"min"`` for a loss, error, WER or perplexity, else
+            ``"max"`` (spec ``MON-13``).
+        k: stop at the k-th consecutive decline (``DeclineDetector(k)``, the paper's rule);
+            give ``k`` or ``detector``. With neither: ``NoiseAwareDetector()``.
+        detector: any :class:`~evalstop.core.detectors.Detector`.
 
     An evaluation without the metric is skipped; a NaN or infinite value is skipped by the
     rule (spec ``ADP-3``). A new training run (global step 0 at ``on_train_begin``) starts
@@ -89,9 +91,9 @@ class EvalStopCallback(TrainerCallback, ExportableState):
         detector: Detector[Any] | None = None,
     ) -> None:
         super().__init__()
-        if mode is None:
-            mode = "min" if metric.endswith("loss") else "max"
-        self._feed = MetricFeed(metric, mode, k, detector, aliases=(_eval_key(metric),))
+        self._feed = MetricFeed(
+            metric, "auto" if mode is None else mode, k, detector, aliases=(_eval_key(metric),)
+        )
         self._output_dir: str | None = None
         self._owns_best = True
 

@@ -148,7 +148,7 @@ def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
         name = "evalstop" if args.detector is None else args.detector
         detector = make_detector(name, **({} if args.k is None else {"k": args.k}))
     options: dict[str, Any] = {} if args.mode is None else {"mode": args.mode}
-    return lambda: Monitor(detector, **options)
+    return lambda: Monitor(detector, metric=args.metric, **options)
 
 
 def run(args: argparse.Namespace) -> int:
