@@ -1,4 +1,4 @@
-"""The adapters' shared feed checks its arguments (ADP-10); no framework needed."""
+"""The adapters' shared feed checks its arguments (ADP-14); no framework needed."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def deep(depth: int) -> Any:
         ({"acc": 0.5}, 1.5),
     ],
 )
-def test_bad_values_raise_and_change_nothing_adp_10(metrics: dict[str, Any], step: Any) -> None:
-    """ADP-10: TypeError or ValueError, the feed's monitor unchanged."""
+def test_bad_values_raise_and_change_nothing_adp_14(metrics: dict[str, Any], step: Any) -> None:
+    """ADP-14: TypeError or ValueError, the feed's monitor unchanged."""
     feed = MetricFeed("acc")
     feed.feed("run", 1, {"acc": 0.25})
     before = feed.monitor.to_json()
@@ -38,8 +38,8 @@ def test_bad_values_raise_and_change_nothing_adp_10(metrics: dict[str, Any], ste
     assert feed.monitor.to_json() == before
 
 
-def test_bad_saved_state_and_metric_name_adp_10() -> None:
-    """ADP-10: a saved state that is not an object, or a metric that is not a name."""
+def test_bad_saved_state_and_metric_name_adp_14() -> None:
+    """ADP-14: a saved state that is not an object, or a metric that is not a name."""
     feed = MetricFeed("acc")
     with pytest.raises(ValueError, match="got list"):
         feed.restore(deep(10_000))

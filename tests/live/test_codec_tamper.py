@@ -1,4 +1,4 @@
-"""Tampered monitor states and bad observe calls (MON-14, MON-15)."""
+"""Tampered monitor states and bad observe calls (MON-15, MON-16)."""
 
 from __future__ import annotations
 
@@ -94,10 +94,10 @@ def continuation(monitor: Monitor) -> list[Any]:
 
 @settings(max_examples=BUDGET)
 @given(st.sampled_from(DETECTORS), streams, st.integers(min_value=0), json_values)
-def test_tampered_state_is_refused_or_equivalent_mon_14(
+def test_tampered_state_is_refused_or_equivalent_mon_15(
     detector: Detector[Any], stream: list[tuple[Any, int, float]], where: int, value: Any
 ) -> None:
-    """MON-14: tamper with one node: ValueError, or a monitor that resumes as itself."""
+    """MON-15: tamper with one node: ValueError, or a monitor that resumes as itself."""
     document = monitor_after(detector, stream).to_dict()
     paths = nodes(document)
     text = json.dumps(tampered(document, paths[where % len(paths)], value))
@@ -109,15 +109,15 @@ def test_tampered_state_is_refused_or_equivalent_mon_14(
     assert continuation(accepted) == continuation(again)
 
 
-def test_deep_and_huge_documents_are_value_errors_mon_14() -> None:
-    """MON-14: nesting and huge numbers cannot escape as other exceptions."""
+def test_deep_and_huge_documents_are_value_errors_mon_15() -> None:
+    """MON-15: nesting and huge numbers cannot escape as other exceptions."""
     for text in ["[" * 100_000 + "]" * 100_000, '{"format": ' + "9" * 5000 + "}"]:
         with pytest.raises(ValueError, match="not a saved evalstop monitor"):
             Monitor.from_json(text)
 
 
-def test_inconsistent_job_fields_are_refused_mon_14() -> None:
-    """MON-14: fields that no monitor writes together are refused, naming the problem."""
+def test_inconsistent_job_fields_are_refused_mon_15() -> None:
+    """MON-15: fields that no monitor writes together are refused, naming the problem."""
     monitor = Monitor()
     for step, score in [(1, 0.5), (2, 0.4)]:
         monitor.observe("a", step, score)
@@ -153,8 +153,8 @@ BAD_KEYWORDS: list[tuple[str, Any]] = [
 
 
 @pytest.mark.parametrize(("name", "value"), BAD_KEYWORDS)
-def test_bad_keywords_raise_and_change_nothing_mon_15(name: str, value: Any) -> None:
-    """MON-15: each bad keyword is TypeError/ValueError and the monitor is unchanged."""
+def test_bad_keywords_raise_and_change_nothing_mon_16(name: str, value: Any) -> None:
+    """MON-16: each bad keyword is TypeError/ValueError and the monitor is unchanged."""
     monitor = Monitor()
     monitor.observe("a", 1, 0.5)
     before = monitor.to_json()
@@ -171,8 +171,8 @@ def test_bad_keywords_raise_and_change_nothing_mon_15(name: str, value: Any) -> 
     st.one_of(st.integers(min_value=-(2**70), max_value=2**70), st.floats(), json_leaf),
     st.one_of(st.floats(), json_leaf),
 )
-def test_any_bad_call_is_type_or_value_error_mon_15(job: Any, step: Any, score: Any) -> None:
-    """MON-15, MON-1: whatever the arguments, only TypeError/ValueError, state unchanged."""
+def test_any_bad_call_is_type_or_value_error_mon_16(job: Any, step: Any, score: Any) -> None:
+    """MON-16, MON-1: whatever the arguments, only TypeError/ValueError, state unchanged."""
     monitor = Monitor()
     monitor.observe("a", 1, 0.5)
     before = monitor.to_json()

@@ -39,7 +39,7 @@ def _as_score(metric: str, value: object) -> float:
         raise TypeError(f"metric {metric!r} must be a number, got {type(value).__name__}")
     try:
         return float(value)
-    except OverflowError:  # an int too large for a float (spec ADP-10)
+    except OverflowError:  # an int too large for a float (spec ADP-14)
         raise ValueError(f"metric {metric!r} is too large for a float") from None
 
 

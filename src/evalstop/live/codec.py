@@ -51,7 +51,7 @@ def encode(
 def decode(data: Mapping[str, Any], detector: Detector[Any] | None) -> Decoded:
     """Check a saved document and return its parts; ``ValueError`` when it is malformed.
 
-    The whole document is validated before anything is built (spec ``MON-14``): the exact
+    The whole document is validated before anything is built (spec ``MON-15``): the exact
     keys at every level, every type, every range, and the consistency between fields, so a
     document it accepts is one a monitor could have written. Without ``detector`` the saved
     built-in detector is rebuilt from its parameters; with one, its name must equal the saved
@@ -245,7 +245,7 @@ def _job_from_dict(entry: Mapping[str, Any], template: object, detector: Detecto
 
 
 def _check_consistent(key: object, state: JobState, detector: Detector[Any]) -> None:
-    """The cross-field facts every state a monitor writes satisfies (spec ``MON-14``)."""
+    """The cross-field facts every state a monitor writes satisfies (spec ``MON-15``)."""
     watch = state.watch
     facts = [
         (state.seen >= 1, "a known job has seen an observation"),

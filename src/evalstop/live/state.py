@@ -76,7 +76,7 @@ def check_score(score: object, name: str = "score") -> float:
 def check_extras(
     loss: object, proxy_reward: object, estimated_progress: object, kind: object, time: object
 ) -> tuple[float, float | None, float, JobKind, int]:
-    """The keyword arguments of ``Monitor.observe`` checked (spec ``MON-15``): ``loss`` and
+    """The keyword arguments of ``Monitor.observe`` checked (spec ``MON-16``): ``loss`` and
     ``proxy_reward`` real numbers (``proxy_reward`` may be None), ``estimated_progress`` a
     finite number >= 0, ``kind`` a :class:`JobKind`, ``time`` an int >= 0."""
     loss = check_score(loss, "loss")
