@@ -142,10 +142,23 @@ MonitorVerdict: TypeAlias = Continue | Stop
 """The verdict for one observation."""
 
 
-def _ordinary(loss: object, proxy: object, progress: object, kind: object, time: object) -> bool:
-    """Exact-type fast path of ``observe``'s keywords; anything else goes to check_extras."""
+def _ordinary(
+    key: object,
+    step: object,
+    score: object,
+    loss: object,
+    proxy: object,
+    progress: object,
+    kind: object,
+    time: object,
+) -> bool:
+    """Exact-type fast path of ``observe``'s arguments; anything else goes to _checked."""
     return (
-        type(loss) is float
+        (type(key) is str or type(key) is int)
+        and type(step) is int
+        and step >= 0
+        and type(score) is float
+        and type(loss) is float
         and proxy is None
         and type(progress) is float
         and 0.0 <= progress < math.inf
@@ -153,6 +166,21 @@ def _ordinary(loss: object, proxy: object, progress: object, kind: object, time:
         and type(time) is int
         and time >= 0
     )
+
+
+def _checked(
+    key: object,
+    step: object,
+    score: object,
+    loss: object,
+    proxy: object,
+    progress: object,
+    kind: object,
+    time: object,
+) -> tuple[JobKey, int, float, float, float | None, float, JobKind, int]:
+    """Every argument of ``observe`` checked and normalised (spec ``MON-1``, ``MON-16``)."""
+    extras = check_extras(loss, proxy, progress, kind, time)
+    return (check_key(key), check_step(step), check_score(score), *extras)
 
 
 class _Job:
@@ -249,15 +277,12 @@ class Monitor:
         An unknown job is registered on its first observation (spec ``MON-8``). Arguments of
         the wrong type or a negative step raise before any state changes (``MON-1``).
         """
-        # Exact-type fast paths; the checks handle subclasses and raise on anything else.
-        key = job_id if type(job_id) is str or type(job_id) is int else check_key(job_id)
-        if type(step) is not int or step < 0:
-            step = check_step(step)
-        if type(score) is not float:
-            score = check_score(score)
-        if not _ordinary(loss, proxy_reward, estimated_progress, kind, time):
-            extras = check_extras(loss, proxy_reward, estimated_progress, kind, time)
-            loss, proxy_reward, estimated_progress, kind, time = extras
+        # Exact-type fast path; _checked handles subclasses and raises on anything else.
+        key = job_id
+        if not _ordinary(key, step, score, loss, proxy_reward, estimated_progress, kind, time):
+            key, step, score, loss, proxy_reward, estimated_progress, kind, time = _checked(
+                key, step, score, loss, proxy_reward, estimated_progress, kind, time
+            )
         job = self._jobs.get(key)
         if job is None:
             watch = start_watch(self._detector)
