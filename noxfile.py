@@ -153,7 +153,8 @@ def adapters(session: nox.Session) -> None:
     session.env["HF_HUB_OFFLINE"] = "1"
     session.env["TRANSFORMERS_OFFLINE"] = "1"
     # A library that cannot be imported fails the session instead of skipping its tests.
-    session.run("python", "-c", "import ray.tune, torch, transformers, accelerate")
+    imports = "import ray.tune, torch, transformers, accelerate, trl, optuna, lightning, mlflow"
+    session.run("python", "-c", imports)
     session.env["EVALSTOP_FORBID_SKIPS"] = "1"
     session.run("pytest", "tests/adapters", *session.posargs)
 

@@ -38,9 +38,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-STAND_INS = ("no stand-in", "the stand-in is not used", "mlflow")
-"""Skips the adapters session keeps: stand-in tests that only run without the real library,
-and mlflow, which no extra installs (tests/repo/test_skips.py lists every reason)."""
+STAND_INS = ("no stand-in", "the stand-in is not used")
+"""Skips the adapters session keeps: stand-in tests that only run without the real library
+(tests/repo/test_skips.py lists every reason)."""
 
 
 @pytest.hookimpl(hookwrapper=True)
