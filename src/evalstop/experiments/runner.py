@@ -7,6 +7,7 @@ are put back in plan order, so the worker count changes the wall time only (spec
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
 import os
@@ -18,6 +19,7 @@ import attrs
 from evalstop.core.registry import make_policy
 from evalstop.experiments.leakage import Leakage, audit
 from evalstop.experiments.plan import Settings, Sim
+from evalstop.experiments.ray_backend import Backend
 from evalstop.sim.detection import detection_metrics
 from evalstop.sim.metrics import job_outcomes, system_metrics
 from evalstop.sim.run import Cluster, simulate
@@ -101,11 +103,24 @@ def run_plan(
     *,
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    backend: Backend | None = None,
 ) -> dict[Sim, Figures]:
-    """Figures of every simulation in ``sims``; ``progress(done, total)`` after each group."""
+    """Figures of every simulation in ``sims``; ``progress(done, total)`` after each group.
+
+    ``backend`` runs the groups elsewhere (e.g. a
+    :class:`~evalstop.experiments.ray_backend.RayBackend`, spec ``RAY-1``) instead of in
+    ``workers`` local processes.
+    """
     groups = _groups(settings, sims)
     total = len(groups)
     figures: dict[Sim, Figures] = {}
+    if backend is not None:
+        with contextlib.closing(backend.imap(run_group, groups)) as remote:
+            for done, pairs in enumerate(remote, start=1):
+                figures.update(pairs)
+                if progress is not None:
+                    progress(done, total)
+        return {sim: figures[sim] for sim in sims}
     pool = None if workers <= 1 else multiprocessing.Pool(workers, initializer=_worker_signals)
     results: Iterator[list[tuple[Sim, Figures]]]
     results = map(run_group, groups) if pool is None else pool.imap(run_group, groups)

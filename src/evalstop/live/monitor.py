@@ -24,7 +24,14 @@ from typing import Any, Final, TypeAlias
 import attrs
 
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import Detector, Watch, observe, start_watch
+from evalstop.core.detectors import (
+    DeclineDetector,
+    Detector,
+    Watch,
+    observe,
+    observe_decline,
+    start_watch,
+)
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.codec import FORMAT, decode, encode
@@ -161,7 +168,7 @@ class Monitor:
     known jobs only. The monitor is not thread-safe: serialise calls from one scheduler loop.
     """
 
-    __slots__ = ("_detector", "_jobs", "_mode", "_next_serial", "_sign")
+    __slots__ = ("_decline", "_detector", "_jobs", "_mode", "_next_serial", "_sign")
 
     def __init__(
         self,
@@ -172,6 +179,8 @@ class Monitor:
     ) -> None:
         self._mode: Mode = resolve_mode(mode, metric)
         self._detector: Detector[Any] = NoiseAwareDetector() if detector is None else detector
+        # The built-in decline rule folds by its fast path (DET-10), without a CheckpointView.
+        self._decline = self._detector if type(self._detector) is DeclineDetector else None
         self._sign = 1.0 if self._mode == "max" else -1.0
         self._jobs: dict[JobKey, _Job] = {}
         self._next_serial = 0
@@ -236,20 +245,23 @@ class Monitor:
             if step <= job.last_step:
                 return self._continue(key, step, _STALE_STEP, watch)
             serial, seen = job.serial, job.seen
-        # Positional for speed, in field order: job_id, kind, index, step, time, eval_score,
-        # loss, proxy_reward, estimated_progress (test_monitor checks the mapping, MON-2).
-        view = CheckpointView(
-            serial,
-            kind,
-            seen + 1,
-            step,
-            time,
-            self._sign * score,
-            loss,
-            proxy_reward,
-            estimated_progress,
-        )
-        watch = observe(self._detector, watch, view)
+        if self._decline is not None:
+            watch = observe_decline(self._decline, watch, step, self._sign * score)
+        else:
+            # Positional for speed, in field order: job_id, kind, index, step, time,
+            # eval_score, loss, proxy_reward, estimated_progress (MON-2 checks the mapping).
+            view = CheckpointView(
+                serial,
+                kind,
+                seen + 1,
+                step,
+                time,
+                self._sign * score,
+                loss,
+                proxy_reward,
+                estimated_progress,
+            )
+            watch = observe(self._detector, watch, view)
         if job is None:
             self._jobs[key] = _Job(serial, step, 1, watch)
             self._next_serial += 1

@@ -48,11 +48,20 @@ def confusion_rates(tp: int, fp: int, fn: int, tn: int) -> tuple[float, float, f
 
 @attrs.frozen(slots=True)
 class DetectionMetrics:
-    """Confusion counts and rates; a rate with a zero denominator is NaN (DQ-2).
+    """Confusion counts and rates over RLHF jobs; a rate with a zero denominator is NaN (DQ-2).
 
-    ``delay_evals`` and ``delay_gpu_hours`` are means over true positives of the evaluations
-    and GPU-hours of progress from the true-quality peak checkpoint to the stop; negative when
-    the stop came before the peak (DQ-3).
+    Attributes:
+        tp: hacking jobs stopped.
+        fp: healthy jobs stopped.
+        fn: hacking jobs not stopped.
+        tn: healthy jobs not stopped.
+        precision: ``tp / (tp + fp)``.
+        recall: ``tp / (tp + fn)``.
+        fpr: ``fp / (fp + tn)``.
+        f1: the harmonic mean of precision and recall.
+        delay_evals: mean over true positives of the evaluations from the true-quality peak
+            checkpoint to the stop; negative when the stop came before the peak (DQ-3).
+        delay_gpu_hours: the same in GPU-hours of progress.
     """
 
     tp: int
@@ -74,7 +83,15 @@ class DetectionMetrics:
 def detection_metrics(
     outcomes: Iterable[JobOutcome], jobs: Mapping[JobId, Job]
 ) -> DetectionMetrics:
-    """Precision, recall, FPR, F1 and delay over the RLHF jobs among ``outcomes`` (DQ-1)."""
+    """Precision, recall, FPR, F1 and delay over the RLHF jobs among ``outcomes`` (DQ-1).
+
+    Args:
+        outcomes: per-job outcomes of a run (:func:`~evalstop.sim.metrics.job_outcomes`).
+        jobs: the run's jobs by id, hidden truth included (the hacking labels and peaks).
+
+    Returns:
+        The confusion counts, rates and detection delay.
+    """
     tp = fp = fn = tn = 0
     delays: list[float] = []
     delay_gpu: list[float] = []
