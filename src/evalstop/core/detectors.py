@@ -324,7 +324,9 @@ def observe_decline(
         return Watch(watch.rule, watch.evals, watch.best_step, watch.best_score, step)
     state = watch.rule
     previous = state.previous
-    declines = state.declines + 1 if previous is not None and score < previous else 0
+    declines = (
+        state.declines + 1 if previous is not None and score < previous - detector.min_delta else 0
+    )
     best_step, best_score = watch.best_step, watch.best_score
     if best_score is None or score > best_score:
         best_step, best_score = step, score
