@@ -6,6 +6,8 @@ fresh machine needs is Python 3.11+ and ``pip install nox``.
 
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.sessions = ["lint", "typecheck", "tests", "adapters"]
@@ -101,17 +103,40 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def realdata(session: nox.Session) -> None:
-    """Regenerate docs/real-traces.md from ../shared/data/real-traces."""
+    """Regenerate docs/real-traces.md from the corpus the package ships."""
     _install(session)
     session.run("python", "docs/scripts/real_traces.py")
 
 
+# The versions the adapters session tests together (the closing note of issue 14 lists their
+# timings). torch first: a bare torch requirement would pull a multi-GB CUDA build.
+ADAPTER_PINS = [
+    "transformers==5.24.0",
+    "accelerate==1.15.0",
+    "trl==1.16.0",
+    "datasets==5.2.0",
+    "optuna==5.0.0",
+    "lightning==2.6.6",
+    "mlflow==3.17.2",
+]
+TORCH = "torch==2.13.0"
+TORCH_INDEX_ENV = "EVALSTOP_TORCH_INDEX_URL"
+"""Names an extra package index for torch (e.g. https://download.pytorch.org/whl/cpu for the
+CPU-only build); unset by default, when torch comes from the package index alone."""
+
+
+def _install_torch(session: nox.Session) -> None:
+    index = os.environ.get(TORCH_INDEX_ENV)
+    session.install(TORCH, *(["--extra-index-url", index] if index else []))
+
+
 @nox.session
 def adapters(session: nox.Session) -> None:
-    """The Ray Tune and Hugging Face adapters against the real libraries (CPU torch)."""
-    # The CPU build first: a bare torch requirement would pull a multi-GB CUDA build.
-    session.install("torch==2.13.0")
-    _install(session, "test", extras="[ray,hf]")
+    """Every adapter against the real libraries on CPU: Ray Tune, Hugging Face, TRL, Optuna,
+    Lightning, and watch's MLflow source."""
+    _install_torch(session)
+    _install(session, "test", extras="[ray,hf,trl,optuna,lightning,mlflow]")
+    session.install(*ADAPTER_PINS)
     session.env["RAY_USAGE_STATS_ENABLED"] = "0"
     # Nothing may be fetched at run time: the tests build their tiny models themselves.
     session.env["HF_HUB_OFFLINE"] = "1"

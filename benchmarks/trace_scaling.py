@@ -51,7 +51,12 @@ def write_file(path: Path, size: int, kind: str, every_row: bool) -> int:
                 if kind == "csv":
                     lines.append(f"{run},{step},{acc:.6f},{loss:.6f}\n")
                 else:
-                    record = {"run": run, "step": step, "acc": round(acc, 6), "loss": round(loss, 6)}
+                    record = {
+                        "run": run,
+                        "step": step,
+                        "acc": round(acc, 6),
+                        "loss": round(loss, 6),
+                    }
                     lines.append(json.dumps(record) + "\n")
                 rows += 1
             chunk = "".join(lines)

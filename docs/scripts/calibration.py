@@ -19,9 +19,9 @@ from pathlib import Path
 import attrs
 import numpy as np
 import numpy.typing as npt
-from real_traces import catalogue, default_data_dir, read_label
 
 from evalstop.sim.curves import HALF_LOSS_X
+from evalstop.traces.corpus import catalogue, default_data_dir, read_label
 
 __all__ = [
     "LATE_SHARE",
@@ -111,7 +111,7 @@ def curve_stats(data_dir: Path) -> tuple[CurveStats, ...]:
     out: list[CurveStats] = []
     for source in catalogue(data_dir):
         gold = source.read(data_dir, source.gold)
-        reading = read_label(gold, source.read(data_dir, source.proxy), source.flat_gold)
+        reading = read_label(gold, source.read(data_dir, source.proxy), source.scale)
         if reading.label == "unlabelled":
             continue
         pairs = [(s, v) for s, v in zip(gold.steps, gold.values, strict=True) if math.isfinite(v)]

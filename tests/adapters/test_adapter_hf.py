@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,8 +133,20 @@ def callback_class() -> Any:
     return EvalStopCallback
 
 
+@pytest.fixture
+def trainer_log() -> Iterator[list[logging.LogRecord]]:
+    """The records of the Trainer's own logger (transformers' loggers do not propagate)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign, assignment]
+    target = logging.getLogger("transformers.trainer")
+    target.addHandler(handler)
+    yield records
+    target.removeHandler(handler)
+
+
 def test_adp7_stops_at_the_kth_decline_and_keeps_the_best(
-    callback_class: Any, tmp_path: Path
+    callback_class: Any, tmp_path: Path, trainer_log: list[logging.LogRecord]
 ) -> None:
     """ADP-7: the Trainer stops at step 35, the k-th consecutive decline; the best is step 15.
 
@@ -167,6 +180,48 @@ def test_adp7_stops_at_the_kth_decline_and_keeps_the_best(
     restored = transformers.GPT2LMHeadModel.from_pretrained(str(best))
     assert same_weights(restored, weights(best))
     assert not same_weights(trainer.model, weights(best))  # the run went on past it
+    # ADP-12: the stop is logged once through the Trainer's logger, at WARNING.
+    (stop,) = [r for r in trainer_log if "fired" in r.getMessage()]
+    assert stop.levelno == logging.WARNING
+    assert "evalstop(k=2) fired on 'eval_score' at step 35" in stop.getMessage()
+    assert f"best step 15 (0.6), checkpoint {best}" in stop.getMessage()
+
+
+def test_adp12_warns_once_when_evaluation_is_off(
+    callback_class: Any, tmp_path: Path, trainer_log: list[logging.LogRecord]
+) -> None:
+    """ADP-12: with eval_strategy="no" the callback warns once; it cannot stop training."""
+    callback = callback_class("eval_score", k=2)
+    for _ in range(2):
+        trainer = make_trainer(
+            tmp_path, PEAK, callback, max_steps=5, eval_strategy="no", save_strategy="no"
+        )
+        trainer.train()
+        assert trainer.state.global_step == 5
+    warnings = [r for r in trainer_log if "evaluation is off" in r.getMessage()]
+    assert len(warnings) == 1
+    assert warnings[0].levelno == logging.WARNING
+
+
+def test_adp12_stop_file_stops_training_cleanly(
+    callback_class: Any, tmp_path: Path, trainer_log: list[logging.LogRecord]
+) -> None:
+    """ADP-12: once the marker file exists, training stops at the end of that step."""
+    marker = tmp_path / "evalstop-stop.json"
+    callback = callback_class("eval_score", k=2, stop_file=marker)
+    trainer = make_trainer(tmp_path / "run", MONOTONE, callback)
+
+    class Writer(pytest.importorskip("transformers").TrainerCallback):  # type: ignore[misc]
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step == 12:
+                marker.write_text("{}")
+
+    trainer.add_callback(Writer())
+    trainer.train()
+    assert trainer.state.global_step == 13  # the callback ran before the writer at step 12
+    assert not callback.stopped
+    assert callback.best == BestCheckpoint(10, 0.1)
+    assert sum("exists, stopping" in r.getMessage() for r in trainer_log) == 1
 
 
 def test_adp7_monotone_runs_to_max_steps(callback_class: Any, tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def test_mlflow_runs_are_watched_and_tagged_wch_8(
         runs[name] = run.info.run_id
         for step, value in enumerate(curve[:3]):
             client.log_metric(run.info.run_id, "score", value, step=step)
-    options = ["--mlflow", uri, "--experiment", "demo", "--metric", "score", "--once"]
+    options = ["--mlflow", uri, "--experiment", "demo", "--metric", "score", "--once", "--k", "2"]
     options += ["--state", str(tmp_path / "s.db")]
     capsys.readouterr()
     assert main(["watch", *options]) == 0

@@ -23,7 +23,8 @@ import evalstop
 from evalstop.adapters import BestCheckpoint, MetricFeed
 from evalstop.adapters._core import optional_class
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import LossPlateau, Never
+from evalstop.core.detectors import DeclineDetector, LossPlateau, Never
+from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.monitor import Continue, Monitor, Reason, Stop
 
 NAN = math.nan
@@ -71,7 +72,7 @@ def feed_all(feed: MetricFeed, run: str, curve: Sequence[float | None]) -> list[
 def test_adp1_feed_decides_as_the_monitor() -> None:
     """ADP-1: a MetricFeed's verdicts are a Monitor's verdicts for the same observations."""
     feed = MetricFeed("score", k=2)
-    reference = Monitor()
+    reference = Monitor(DeclineDetector())
     for step, value in enumerate(PEAK, start=1):
         got = feed.feed("t", step, {} if value is None else {"score": value})
         if value is None:
@@ -83,9 +84,12 @@ def test_adp1_feed_decides_as_the_monitor() -> None:
 
 
 def test_adp1_detector_or_k() -> None:
-    """ADP-1: k builds DeclineDetector(k); a detector replaces it; giving both is an error."""
+    """ADP-1: k builds DeclineDetector(k); a detector replaces it; giving both is an error.
+
+    With neither, the feed uses the noise-aware detector (MON-13).
+    """
     assert MetricFeed("m", k=3).monitor.detector.name == "evalstop(k=3)"
-    assert MetricFeed("m").monitor.detector.name == "evalstop(k=2)"
+    assert MetricFeed("m").monitor.detector == NoiseAwareDetector()
     assert MetricFeed("m", detector=Never()).monitor.detector == Never()
     with pytest.raises(ValueError, match="not both"):
         MetricFeed("m", k=2, detector=Never())
@@ -95,7 +99,7 @@ def test_adp1_detector_or_k() -> None:
 
 def test_adp2_metric_lookup() -> None:
     """ADP-2: exact key, then a /-separated path in nested dicts, then the aliases."""
-    feed = MetricFeed("eval/score", aliases=("eval_score",))
+    feed = MetricFeed("eval/score", k=2, aliases=("eval_score",))
     assert feed.find({"eval/score": 1.0}) == 1.0
     assert feed.find({"eval": {"score": 2}}) == 2.0
     assert feed.find({"eval_score": 3.0}) == 3.0
@@ -106,7 +110,7 @@ def test_adp2_metric_lookup() -> None:
 def test_adp2_values_must_be_numbers() -> None:
     """ADP-2: any real number is a score (numpy scalars too); bools and strings are refused."""
     numpy = pytest.importorskip("numpy")
-    feed = MetricFeed("score")
+    feed = MetricFeed("score", k=2)
     assert feed.find({"score": numpy.float32(0.5)}) == 0.5
     assert feed.find({"score": 3}) == 3.0
     for bad in (True, "0.5", [0.5]):
@@ -116,7 +120,7 @@ def test_adp2_values_must_be_numbers() -> None:
 
 def test_adp3_missing_metric_is_not_an_evaluation() -> None:
     """ADP-3: a result without the metric changes nothing; NaN follows MON-5."""
-    feed = MetricFeed("score")
+    feed = MetricFeed("score", k=2)
     assert feed.feed("t", 1, {"loss": 1.0}) is None
     assert "t" not in feed.monitor
     assert feed.verdict("t") is None and feed.best("t") is None
@@ -131,7 +135,7 @@ def test_adp3_missing_metric_is_not_an_evaluation() -> None:
 
 def test_adp4_best_and_stop_queries_change_nothing() -> None:
     """ADP-4: best / stopped / stop_step read the monitor, verdict is the last one; read-only."""
-    feed = MetricFeed("score")
+    feed = MetricFeed("score", k=2)
     peak = feed_all(feed, "peak", PEAK)
     up = feed_all(feed, "up", MONOTONE)
     before = feed.monitor.to_dict()
@@ -159,10 +163,10 @@ def test_adp4_min_mode_reports_callers_units() -> None:
 
 def test_adp4_restore_round_trip() -> None:
     """ADP-4: a feed restored from ``monitor.to_dict()`` goes on with the same verdicts."""
-    feed = MetricFeed("score")
+    feed = MetricFeed("score", k=2)
     feed_all(feed, "t", PEAK[:5])
     saved = feed.monitor.to_dict()
-    other = MetricFeed("score")
+    other = MetricFeed("score", k=2)
     other.restore(saved)
     assert other.best("t") == feed.best("t") and other.stop_step("t") is None
     assert other.verdict("t") is None  # no observation through this feed since the restore
@@ -174,7 +178,7 @@ def test_adp4_restore_round_trip() -> None:
     feed_all(custom, "t", PEAK[:2])
     MetricFeed("score", detector=Patience()).restore(custom.monitor.to_dict())
     with pytest.raises(ValueError, match="differs"):  # a custom detector must be given back
-        MetricFeed("score").restore(custom.monitor.to_dict())
+        MetricFeed("score", k=2).restore(custom.monitor.to_dict())
 
 
 def test_adp9_importing_evalstop_imports_no_framework() -> None:

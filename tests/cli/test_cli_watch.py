@@ -75,6 +75,8 @@ def _watch(root: Path, state: Path, out: Path, marker_dir: Path) -> subprocess.P
         str(root),
         "--metric",
         "score",
+        "--detector",
+        "evalstop",  # replay's default rule: the two must decide alike (MON-13 differs)
         "--state",
         str(state),
         "--interval",
@@ -185,7 +187,7 @@ def test_once_on_finished_logs_and_on_stop_fields_wch_4(
     )
     state = str(tmp_path / "s.db")
     record = tmp_path / "record.txt"
-    options = ["--metric", "score", "--state", state, "--once"]
+    options = ["--metric", "score", "--detector", "evalstop", "--state", state, "--once"]
     command = f"printf '%s|%s|%s' {{name}} {{stop_step}} {{best_value}} > {record}"
     code, out, err = cli(capsys, str(root), *options, "--on-stop", command)
     assert (code, err) == (0, "")
@@ -242,7 +244,8 @@ def test_unreadable_run_is_reported_and_others_decided_wch_6(
         "".join(json.dumps({"step": i, "score": 1 - i / 10}) + "\n" for i in range(4))
     )
     state = str(tmp_path / "s.db")
-    code, out, err = cli(capsys, str(tmp_path), "--metric", "score", "--state", state, "--once")
+    options = ["--metric", "score", "--detector", "evalstop", "--state", state, "--once"]
+    code, out, err = cli(capsys, str(tmp_path), *options)
     assert code == 0
     assert json.loads(out)["name"] == "good"
     assert err.count("\n") == 1

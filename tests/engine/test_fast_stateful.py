@@ -36,6 +36,8 @@ SYSTEMS = [
     "evalstop+las",
     "stopat-0.5+srtf-est",
     "lossplateau+las",
+    "fair-share",
+    "evalstop+fair-share",
 ]
 VALUE = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.just(math.nan))
 

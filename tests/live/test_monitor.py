@@ -61,7 +61,7 @@ class LastView:
 
 def test_verdicts_are_frozen_values_mon_1() -> None:
     """MON-1: observe returns frozen Continue / Stop values with the job, step and reason."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     verdict = monitor.observe("a", 10, 0.5)
     assert isinstance(verdict, Continue)
     assert verdict == Continue("a", 10, Reason.COUNTED, 1, 10, 0.5)
@@ -72,7 +72,7 @@ def test_verdicts_are_frozen_values_mon_1() -> None:
 
 def test_int_and_str_keys_are_different_jobs_mon_1() -> None:
     """MON-1: 1 and "1" are two jobs; a bool key is refused."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     monitor.observe(1, 10, 0.5)
     monitor.observe("1", 10, 0.1)
     assert len(monitor) == 2
@@ -97,7 +97,7 @@ def test_bad_arguments_raise_before_any_change_mon_1(
     job: Any, step: Any, score: Any, error: type[Exception]
 ) -> None:
     """MON-1: a bad key, step or score raises and leaves the state as it was."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     feed(monitor, "a", [0.1, 0.2])
     before = snapshot(monitor)
     with pytest.raises(error):
@@ -217,7 +217,7 @@ def test_monitor_decides_like_the_detector_fold_mon_2(
 
 def test_stop_names_the_trigger_and_the_best_checkpoint_mon_3() -> None:
     """MON-3, DET-4: a stop at the k-th decline keeps the best checkpoint before it."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     verdicts = feed(monitor, "job", [0.1, 0.5, 0.4, 0.3])
     assert [v.stopped for v in verdicts] == [False, False, False, True]
     assert verdicts[-1] == Stop("job", 40, Reason.COUNTED, 4, 40, 20, 0.5)
@@ -238,7 +238,7 @@ def test_k_parameter_is_honoured_mon_3() -> None:
 
 def test_min_mode_counts_rises_as_declines_mon_4() -> None:
     """MON-4: in min mode the lowest score is best and a rise is a decline."""
-    monitor = Monitor(mode="min")
+    monitor = Monitor(DeclineDetector(), "min")
     verdicts = feed(monitor, "loss", [0.5, 0.3, 0.4, 0.6])
     assert verdicts[-1] == Stop("loss", 40, Reason.COUNTED, 4, 40, 20, 0.3)
     assert verdicts[1] == Continue("loss", 20, Reason.COUNTED, 2, 20, 0.3)
@@ -247,7 +247,7 @@ def test_min_mode_counts_rises_as_declines_mon_4() -> None:
 @given(st.lists(scores, max_size=20))
 def test_min_mode_is_max_mode_on_negated_scores_mon_4(values: list[float]) -> None:
     """MON-4: min mode decides as max mode on -score and reports the original values."""
-    low, high = Monitor(mode="min"), Monitor(mode="max")
+    low, high = Monitor(DeclineDetector(), "min"), Monitor(DeclineDetector(), "max")
     for i, value in enumerate(values):
         a = low.observe("j", i, value)
         b = high.observe("j", i, -value)
@@ -267,7 +267,7 @@ def test_min_mode_is_max_mode_on_negated_scores_mon_4(values: list[float]) -> No
 
 def test_non_finite_scores_are_skipped_mon_5() -> None:
     """MON-5, DET-3: NaN and inf neither decline nor reset; reason non_finite."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     verdicts = feed(monitor, "j", [0.5, NAN, 0.4, math.inf, -math.inf, 0.3])
     assert [v.reason for v in verdicts] == [
         Reason.COUNTED,
@@ -283,7 +283,7 @@ def test_non_finite_scores_are_skipped_mon_5() -> None:
 
 def test_non_finite_scores_advance_the_step_mon_5() -> None:
     """MON-5: a NaN report still advances the job's last step and checkpoint index."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     monitor.observe("j", 10, 0.5)
     monitor.observe("j", 20, NAN)
     state = monitor.job_state("j")
@@ -294,7 +294,7 @@ def test_non_finite_scores_advance_the_step_mon_5() -> None:
 
 def test_first_observation_may_be_nan_mon_5() -> None:
     """MON-5: a job whose first report is NaN has no best yet."""
-    verdict = Monitor().observe("j", 0, NAN)
+    verdict = Monitor(DeclineDetector()).observe("j", 0, NAN)
     assert verdict == Continue("j", 0, Reason.NON_FINITE, 0, None, None)
 
 
@@ -304,7 +304,7 @@ def test_first_observation_may_be_nan_mon_5() -> None:
 @pytest.mark.parametrize("step", [10, 20, 5, 0])
 def test_stale_steps_are_ignored_mon_6(step: int) -> None:
     """MON-6: a repeated or earlier step is reported stale and changes nothing."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     feed(monitor, "j", [0.5, 0.4])
     before = snapshot(monitor)
     verdict = monitor.observe("j", step, 0.0)
@@ -316,7 +316,7 @@ def test_stale_steps_are_ignored_mon_6(step: int) -> None:
 
 def test_stale_step_cannot_trigger_a_stop_mon_6() -> None:
     """MON-6: replaying old declines with old steps never fires the detector."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     feed(monitor, "j", [0.5, 0.6, 0.7])
     for step in (10, 20, 30, 30, 15):
         assert not monitor.observe("j", step, -1.0).stopped
@@ -328,7 +328,7 @@ def test_stale_step_cannot_trigger_a_stop_mon_6() -> None:
 @given(st.lists(st.tuples(st.integers(0, 100), scores), max_size=10))
 def test_after_a_stop_nothing_changes_mon_7(later: list[tuple[int, float]]) -> None:
     """MON-7: every later observation of a stopped job repeats the stop, state unchanged."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     stop = feed(monitor, "j", [0.5, 0.4, 0.3])[-1]
     assert isinstance(stop, Stop)
     before = snapshot(monitor)
@@ -343,7 +343,7 @@ def test_after_a_stop_nothing_changes_mon_7(later: list[tuple[int, float]]) -> N
 
 def test_unknown_jobs_register_and_forget_is_idempotent_mon_8() -> None:
     """MON-8: first observation registers; forgetting an unknown job returns False."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     assert "new" not in monitor and monitor.job_state("new") is None
     monitor.observe("new", 3, 0.2)
     assert "new" in monitor and len(monitor) == 1
@@ -355,7 +355,7 @@ def test_unknown_jobs_register_and_forget_is_idempotent_mon_8() -> None:
 
 def test_a_forgotten_job_starts_afresh_mon_8() -> None:
     """MON-8: after forget, the same key is a new job: no stop, old steps are fine."""
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     assert feed(monitor, "j", [0.5, 0.4, 0.3])[-1].stopped
     monitor.forget("j")
     verdict = monitor.observe("j", 10, 0.1)
@@ -379,7 +379,7 @@ def test_interleaving_gives_each_job_its_solo_verdicts_mon_9(
     """MON-9: any interleaving gives each job the verdicts it gets alone."""
     order = [key for key, values in streams.items() for _ in values]
     rnd.shuffle(order)
-    together = Monitor()
+    together = Monitor(DeclineDetector())
     got: dict[JobKey, list[MonitorVerdict]] = {key: [] for key in streams}
     cursor = dict.fromkeys(streams, 0)
     for key in order:
@@ -389,14 +389,14 @@ def test_interleaving_gives_each_job_its_solo_verdicts_mon_9(
         got[key].append(together.observe(key, 10 * (i + 1), streams[key][i]))
         assert {k: together.job_state(k) for k in streams if k != key} == others
     for key, values in streams.items():
-        assert got[key] == feed(Monitor(), key, values)
+        assert got[key] == feed(Monitor(DeclineDetector()), key, values)
 
 
 # -- MON-10 --------------------------------------------------------------------------------
 
 
 def _job_entry_size(n: int) -> int:
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     for i in range(n):
         monitor.observe("job", 100 + i, 0.5 + 1e-6 * i)  # a rising run: never stopped
     (entry,) = monitor.to_dict()["jobs"]
@@ -407,7 +407,7 @@ def test_state_per_job_is_constant_mon_10() -> None:
     """MON-10, DET-8: a job's state does not grow with its number of observations."""
     sizes = [_job_entry_size(n) for n in (10, 100, 1000)]
     assert max(sizes) - min(sizes) <= 16  # only the digits of the step counters grow
-    monitor = Monitor()
+    monitor = Monitor(DeclineDetector())
     for i in range(3):
         monitor.observe(i, 1, 0.5)
     assert len(monitor.to_dict()["jobs"]) == 3

@@ -200,6 +200,33 @@ def test_undelivered_decisions_are_delivered_at_restart_wch_4(tmp_path: Path) ->
     store.close()
 
 
+def test_a_kill_during_the_action_repeats_only_the_action_wch_4(tmp_path: Path) -> None:
+    """WCH-4: announced before the kill, the decision is not announced again; the action is
+    carried out at restart."""
+    source = ListSource("a", PEAK)
+    store = StateStore(tmp_path / "s.db", SETTINGS)
+    effects = Effects()
+
+    def die(body: dict[str, Any]) -> None:
+        raise KeyboardInterrupt
+
+    watcher = Watcher(
+        store, "score", lambda: Monitor(DeclineDetector(2)), effects.deliver, print, die
+    )
+    with pytest.raises(KeyboardInterrupt):
+        watcher.poll([run("a", source)])
+    store.close()
+    acted: list[dict[str, Any]] = []
+    store = StateStore(tmp_path / "s.db", SETTINGS)
+    Watcher(
+        store, "score", lambda: Monitor(DeclineDetector(2)), effects.deliver, print, acted.append
+    ).poll([run("a", source)])
+    assert [body["run"] for body in effects.delivered] == ["a"]
+    assert [body["run"] for body in acted] == ["a"]
+    assert store.pending() == []
+    store.close()
+
+
 def test_one_watcher_per_state_file_and_its_settings_wch_5(tmp_path: Path) -> None:
     """WCH-5: a second watcher, or one with other settings, is refused."""
     store = StateStore(tmp_path / "s.db", SETTINGS)

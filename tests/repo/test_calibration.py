@@ -12,10 +12,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts"))
 
 from calibration import calibrate, curve_stats, main, noise_sd, render
-from real_traces import default_data_dir
 
 from evalstop.sim.curves import GAIN_RANGE, INITIAL_RANGE
 from evalstop.sim.worlds import CALIBRATED
+from evalstop.traces.corpus import default_data_dir
 
 ESTIMATE_MEDIAN = 1.2
 

@@ -58,3 +58,29 @@ def test_dq3_delay_from_the_peak_checkpoint() -> None:
     metrics = detection_metrics(run([job]).values(), {0: job})
     assert metrics.delay_evals == 2
     assert metrics.delay_gpu_hours == pytest.approx(4 * 20 / 3600)
+
+
+def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> None:
+    """RGT-4: fold_job stops where EvalStop stops the job; a fire at the last point is no stop."""
+    from evalstop.core.noise_aware import NoiseAwareDetector
+    from evalstop.sim.detection import fold_job, job_run_score, regret_metrics
+    from evalstop.sim.workload import WorkloadConfig, generate
+
+    workload = generate(WorkloadConfig(n_jobs=120, eval_noise=0.1), seed=3)
+    jobs = {job.job_id: job for job in workload.jobs}
+    for detector in (DeclineDetector(2), NoiseAwareDetector()):
+        outcomes = job_outcomes(simulate(workload.jobs, evalstop(fifo, detector), Cluster(64)))
+        for job_id, outcome in outcomes.items():
+            if outcome.kind is not JobKind.RLHF:
+                continue  # EvalStop watches RLHF jobs only (EVS)
+            stop, kept = fold_job(detector, jobs[job_id])
+            assert (stop is not None) == outcome.stopped
+            if stop is not None:
+                assert stop == outcome.evals_seen - 1 and kept == outcome.kept_index
+        rlhf = [job for job in workload.jobs if job.spec.kind is JobKind.RLHF]
+        folded = [job_run_score(job, *fold_job(detector, job)) for job in rlhf]
+        summary = regret_metrics(outcomes.values(), jobs)
+        assert summary.runs == len(folded) > 40
+        assert summary.harmful == sum(r.stop_class.value == "harmful" for r in folded)
+    last_only = make_job(1, scores=(0.1, 0.5, 0.4))  # k=1 fires at the last checkpoint only
+    assert fold_job(DeclineDetector(1), last_only) == (None, 2)

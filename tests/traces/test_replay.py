@@ -130,6 +130,9 @@ def test_replay_stops_where_the_monitor_stops_rpl_2(scores: list[float], k: int)
         if verdict.stopped:
             first_stop = verdict
             break
+    if first_stop is not None and first_stop.step == len(scores) - 1:
+        assert result.fired_at_end and not result.stopped  # RPL-9: a last-step fire is no stop
+        first_stop = None
     if first_stop is None:
         assert not result.stopped and result.steps_saved == 0
         assert result.best_step == result.curve_best_step
@@ -161,8 +164,10 @@ def test_min_mode_counts_a_rise_as_a_decline_rpl_3(
         1.2,
     )
     assert low["curve_best_value"] == 1.0 and low["regret"] == pytest.approx(0.2)
-    high = cli_json(capsys, str(path), "--metric", "eval_loss")
+    high = cli_json(capsys, str(path), "--metric", "eval_loss", "--mode", "max")
     assert high["stopped"] is True and high["stop_step"] == 30  # two falls in max mode
+    auto = cli_json(capsys, str(path), "--metric", "eval_loss")  # RPL-9: auto picks min
+    assert (auto["mode"], auto["stop_step"]) == ("min", 50)
 
 
 # -- RPL-4 ---------------------------------------------------------------------------------
@@ -253,7 +258,7 @@ def test_json_list_for_several_files_rpl_6(
     """RPL-6: several PATHs give a list of objects, each naming its path, in order."""
     first = tmp_path / "a.csv"
     second = tmp_path / "b.csv"
-    first.write_text("step,score\n1,0.5\n2,0.4\n3,0.3\n")
+    first.write_text("step,score\n1,0.5\n2,0.4\n3,0.3\n4,0.2\n")
     second.write_text("step,score\n1,0.1\n2,0.2\n")
     results = cli_json(capsys, str(first), str(second))
     assert [r["path"] for r in results] == [str(first), str(second)]
@@ -283,8 +288,14 @@ def test_table_output_rpl_7(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         "steps",
         "saved",
         "regret",
+        "regret",
+        "/",
+        "gain",
+        "stop",
     ]
-    assert lines[3].split() == [str(path), "score", "5", "50", "30", "0.5", "20", "0.1"]
+    row = lines[3].split()
+    assert row[:8] == [str(path), "score", "5", "50", "30", "0.5", "20", "0.1"]
+    assert row[9] in ("harmful", "benign")
     code, out, _ = cli(capsys, str(path), *options, "--detector", "never")
     assert out.splitlines()[3].split()[3] == "-"
 
@@ -379,6 +390,26 @@ def test_replay_real_files_together_rpl_6(capsys: pytest.CaptureFixture[str]) ->
         "rhe_llama3b_g_Easy_heldout_f_g.json",
     ]
     assert results[1]["n_evals"] == 2 and results[1]["stopped"] is False
+
+
+def test_rpl9_last_point_fire_regret_and_knobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """RPL-9: a fire at the last step is no stop; regret over the gain; knobs build noise-aware."""
+    path = tmp_path / "late.csv"
+    path.write_text("step,score\n1,0.1\n2,0.5\n3,0.4\n4,0.3\n")  # k=2 fires at the last step
+    late = cli_json(capsys, str(path))
+    assert (late["stopped"], late["fired_at_end"], late["stop_step"]) == (False, True, None)
+    assert (late["kept_step"], late["kept_value"]) == (4, 0.3)
+    assert late["relative_regret"] == pytest.approx(0.5) and late["stop_class"] == "none"
+    stopped = cli_json(capsys, str(path), "--k", "1")
+    assert (stopped["stop_step"], stopped["kept_step"], stopped["stop_class"]) == (3, 2, "benign")
+    knobbed = cli_json(capsys, str(path), "--detector", "noise-aware", "--warmup-evals", "2")
+    assert knobbed["detector"] == "noise-aware(z=2,memory=0.2,warmup=2)"
+    code, _, err = cli(capsys, str(path), "--min-delta", "0.1")
+    assert code == 2 and "--min-delta" in err and "noise-aware" in err
+    code, _, err = cli(capsys, str(path), "--detector", "noise-aware", "--warmup-evals", "-1")
+    assert code == 2 and "warmup_evals" in err
 
 
 def test_replay_tensorboard_log_directory_rpl_1(

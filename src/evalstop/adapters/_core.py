@@ -14,6 +14,7 @@ from typing import Any, SupportsFloat, SupportsIndex
 import attrs
 
 from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import JobKey, Mode, Monitor, MonitorVerdict, Stop
 
 __all__ = ["BestCheckpoint", "MetricFeed", "optional_class"]
@@ -67,11 +68,12 @@ class MetricFeed:
     Args:
         metric: the key of the eval score in each result dict (a ``/``-separated path such as
             ``"eval/score"`` also finds it in nested dicts).
-        mode: ``"max"`` when higher scores are better (default), ``"min"`` when lower are.
-        k: EvalStop's ``k``: stop at the k-th consecutive decline (default 2). Give ``k`` or
-            ``detector``, not both.
-        detector: any :class:`~evalstop.core.detectors.Detector` instead of
-            ``DeclineDetector(k)``.
+        mode: ``"max"`` when higher scores are better, ``"min"`` when lower are, ``"auto"``
+            (default) for the direction of ``metric``'s name (spec ``MON-13``).
+        k: EvalStop's ``k``: stop at the k-th consecutive decline (``DeclineDetector(k)``,
+            the paper's rule). Give ``k`` or ``detector``, not both; with neither the feed
+            uses :class:`~evalstop.core.noise_aware.NoiseAwareDetector` (``ADP-1``).
+        detector: any :class:`~evalstop.core.detectors.Detector`.
         aliases: further keys tried, in order, when ``metric`` is absent (the Hugging Face
             adapter tries ``eval_<metric>``).
 
@@ -84,7 +86,7 @@ class MetricFeed:
     def __init__(
         self,
         metric: str,
-        mode: Mode = "max",
+        mode: ModeChoice = "auto",
         k: int | None = None,
         detector: Detector[Any] | None = None,
         *,
@@ -94,9 +96,9 @@ class MetricFeed:
             raise TypeError(f"metric must be a non-empty str, got {metric!r}")
         if k is not None and detector is not None:
             raise ValueError("give k or detector, not both")
-        if detector is None:
-            detector = DeclineDetector(2 if k is None else k)
-        self._monitor = Monitor(detector, mode)
+        if k is not None:
+            detector = DeclineDetector(k)
+        self._monitor = Monitor(detector, mode, metric=metric)
         self._keys = (metric, *(alias for alias in aliases if alias != metric))
         self._last: dict[JobKey, MonitorVerdict] = {}
 

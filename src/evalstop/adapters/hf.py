@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from evalstop.adapters._core import BestCheckpoint, MetricFeed, optional_class
 from evalstop.core.detectors import DeclineDetector, Detector
@@ -48,12 +48,24 @@ else:
 __all__ = ["BestCheckpoint", "EvalStopCallback"]
 
 logger = logging.getLogger(__name__)
+trainer_logger = logging.getLogger("transformers.trainer")
+"""The ``Trainer``'s own logger: the stop and the evaluation-off warning go through it, so they
+show with the ``Trainer``'s output and follow its ``log_level``."""
+
+Event: TypeAlias = Literal["evaluate", "log"]
+"""Where the callback reads its metric: eval metrics (``on_evaluate``) or every log
+(``on_log``: the training metrics TRL's trainers report, ``reward``, ``kl``, ...)."""
 
 RUN: int = 0
 """The monitor's key for the one run a callback watches."""
 
 CHECKPOINT_PREFIX = "checkpoint"
 """The ``Trainer`` saves the checkpoint of step ``s`` in ``<output_dir>/checkpoint-<s>``."""
+
+
+def _value(option: object) -> object:
+    """An enum option's value (``IntervalStrategy.NO`` is ``"no"``), else the option."""
+    return getattr(option, "value", option)
 
 
 def _eval_key(metric: str) -> str:
@@ -68,10 +80,12 @@ class EvalStopCallback(TrainerCallback, ExportableState):
             ``"eval_win_rate"`` or ``"win_rate"`` (``eval_`` is tried when the key is
             absent).
         mode: ``"max"`` when higher is better, ``"min"`` when lower is better; None (default)
-            follows the ``Trainer``'s own rule for ``greater_is_better``: ``"min"`` when the
-            metric's name ends with ``"loss"``, else ``"max"``.
-        k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
-        detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
+            takes the direction from the metric's name, extending the ``Trainer``'s own rule
+            for ``greater_is_better``: ``"min"`` for a loss, error, WER or perplexity, else
+            ``"max"`` (spec ``MON-13``).
+        k: stop at the k-th consecutive decline (``DeclineDetector(k)``, the paper's rule);
+            give ``k`` or ``detector``. With neither: ``NoiseAwareDetector()``.
+        detector: any :class:`~evalstop.core.detectors.Detector`.
 
     An evaluation without the metric is skipped; a NaN or infinite value is skipped by the
     rule (spec ``ADP-3``). A new training run (global step 0 at ``on_train_begin``) starts
@@ -87,13 +101,23 @@ class EvalStopCallback(TrainerCallback, ExportableState):
         mode: Mode | None = None,
         k: int | None = None,
         detector: Detector[Any] | None = None,
+        *,
+        event: Event = "evaluate",
+        stop_file: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__()
-        if mode is None:
-            mode = "min" if metric.endswith("loss") else "max"
-        self._feed = MetricFeed(metric, mode, k, detector, aliases=(_eval_key(metric),))
+        if event not in ("evaluate", "log"):
+            raise ValueError(f"event must be 'evaluate' or 'log', got {event!r}")
+        aliases = (_eval_key(metric),) if event == "evaluate" else ()
+        self._feed = MetricFeed(
+            metric, "auto" if mode is None else mode, k, detector, aliases=aliases
+        )
+        self._event: Event = event
+        self._stop_file = None if stop_file is None else os.fspath(stop_file)
         self._output_dir: str | None = None
         self._owns_best = True
+        self._warned_no_eval = False
+        self._stopped_by_file = False
 
     # -- what the callback knows ------------------------------------------------------------
 
@@ -106,6 +130,11 @@ class EvalStopCallback(TrainerCallback, ExportableState):
     def mode(self) -> Mode:
         """``"max"`` or ``"min"``."""
         return self._feed.mode
+
+    @property
+    def event(self) -> Event:
+        """Where the metric is read: ``"evaluate"`` (eval metrics) or ``"log"`` (every log)."""
+        return self._event
 
     @property
     def monitor(self) -> Monitor:
@@ -150,6 +179,13 @@ class EvalStopCallback(TrainerCallback, ExportableState):
         self._output_dir = str(args.output_dir)
         if int(state.global_step) == 0:
             self._feed.forget(RUN)
+        eval_off = self._event == "evaluate" and str(_value(args.eval_strategy)) == "no"
+        if eval_off and not self._warned_no_eval:
+            self._warned_no_eval = True
+            trainer_logger.warning(
+                "EvalStopCallback: evaluation is off (eval_strategy='no'), so it can never "
+                "stop training: set eval_strategy, or event='log' for a logged metric"
+            )
         tracked = args.metric_for_best_model
         if tracked is None:
             self._owns_best = True
@@ -176,24 +212,61 @@ class EvalStopCallback(TrainerCallback, ExportableState):
     ) -> None:
         """Feed the metric at ``state.global_step``; stop training at the trigger."""
         self._output_dir = str(args.output_dir)
-        if metrics is None:
+        if metrics is None or self._event != "evaluate":
             return
         verdict = self._feed.feed(RUN, int(state.global_step), metrics)
         if verdict is None:
             logger.warning("EvalStopCallback: no %r in the eval metrics, skipped", self.metric)
             return
+        self._apply(verdict, state, control)
+
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """With ``event="log"``: feed the metric of each log that has it (TRL's rewards)."""
+        self._output_dir = str(args.output_dir)
+        if logs is None or self._event != "log":
+            return
+        verdict = self._feed.feed(RUN, int(state.global_step), logs)
+        if verdict is not None:
+            self._apply(verdict, state, control)
+
+    def on_step_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        """Stop cleanly once ``stop_file`` exists (``evalstop watch``'s marker)."""
+        if self._stop_file is None or control.should_training_stop:
+            return
+        if os.path.exists(self._stop_file):
+            if not self._stopped_by_file:
+                self._stopped_by_file = True
+                trainer_logger.warning(
+                    "EvalStop: %s exists, stopping at step %d; best checkpoint %s",
+                    self._stop_file,
+                    state.global_step,
+                    self.best_checkpoint,
+                )
+            control.should_training_stop = True
+
+    def _apply(self, verdict: MonitorVerdict, state: TrainerState, control: TrainerControl) -> None:
         if self._owns_best and verdict.best_step is not None:
             state.best_metric = verdict.best_score
             state.best_global_step = verdict.best_step
         if verdict.stopped:
             if not control.should_training_stop:
-                logger.info(
-                    "EvalStop: %s fired on %r at step %d; best step %s (%s)",
+                trainer_logger.warning(
+                    "EvalStop: %s fired on %r at step %d; best step %s (%s), checkpoint %s",
                     self._feed.monitor.detector.name,
                     self.metric,
                     verdict.step,
                     verdict.best_step,
                     verdict.best_score,
+                    self.best_checkpoint,
                 )
             control.should_training_stop = True
 
@@ -213,7 +286,13 @@ class EvalStopCallback(TrainerCallback, ExportableState):
         detector = self._feed.monitor.detector
         k = detector.k if isinstance(detector, DeclineDetector) else None
         return {
-            "args": {"metric": self.metric, "mode": self.mode, "k": k},
+            "args": {
+                "metric": self.metric,
+                "mode": self.mode,
+                "k": k,
+                "event": self._event,
+                "stop_file": self._stop_file,
+            },
             "attributes": {"monitor_state": self._feed.monitor.to_dict()},
         }
 

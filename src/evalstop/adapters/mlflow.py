@@ -27,7 +27,7 @@ def _client(uri: str) -> Any:
     try:
         from mlflow.tracking import MlflowClient
     except ImportError:
-        raise ImportError("--mlflow needs MLflow: pip install 'evalstop[mlflow]'") from None
+        raise ImportError("MLflow did not import: pip install 'evalstop[mlflow]'") from None
     return MlflowClient(tracking_uri=uri)
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalstop.adapters._core import BestCheckpoint, MetricFeed, as_step, optional_class
 from evalstop.core.detectors import Detector
+from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import Mode, Monitor, MonitorVerdict
 
 if TYPE_CHECKING:
@@ -118,8 +119,10 @@ class EvalStopStopper(_Queries, Stopper):
 
     Args:
         metric: the reported eval score (a ``/``-separated path finds a nested key).
-        mode: ``"max"`` when higher is better (default), ``"min"`` when lower is better.
-        k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
+        mode: ``"max"`` when higher is better, ``"min"`` when lower is better, ``"auto"``
+            (default) from the metric's name (spec ``MON-13``).
+        k: stop at the k-th consecutive decline (the paper's rule); give ``k`` or
+            ``detector``; with neither, ``NoiseAwareDetector()``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
 
@@ -134,7 +137,7 @@ class EvalStopStopper(_Queries, Stopper):
     def __init__(
         self,
         metric: str,
-        mode: Mode = "max",
+        mode: ModeChoice = "auto",
         k: int | None = None,
         detector: Detector[Any] | None = None,
         *,
@@ -161,9 +164,10 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
 
     Args:
         metric: the reported eval score; None to take it from ``tune.TuneConfig(metric=...)``.
-        mode: ``"max"`` or ``"min"``; None to take it from ``TuneConfig`` (``"max"`` if
-            neither gives one).
-        k: stop at the k-th consecutive decline (default 2); give ``k`` or ``detector``.
+        mode: ``"max"`` or ``"min"``; None to take it from ``TuneConfig`` (from the metric's
+            name if neither gives one, spec ``MON-13``).
+        k: stop at the k-th consecutive decline (the paper's rule); give ``k`` or
+            ``detector``; with neither, ``NoiseAwareDetector()``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
 
@@ -213,7 +217,7 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
         if self._state is None:
             if not self._metric:
                 raise ValueError("EvalStopScheduler needs a metric: metric= or TuneConfig")
-            feed = MetricFeed(self._metric, self._mode or "max", self._k, self._detector)
+            feed = MetricFeed(self._metric, self._mode or "auto", self._k, self._detector)
             self._state = _Trials(feed, self._step_key)
         return self._state
 

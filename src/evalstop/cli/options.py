@@ -10,7 +10,12 @@ from evalstop.core.model import JobKind
 from evalstop.sim.workload import DEFAULT_MIX, WorkloadConfig
 from evalstop.sim.worlds import PAPER, WORLDS
 
-__all__ = ["add_workload_arguments", "parse_mix", "workload_config"]
+__all__ = ["DEFAULT_GPUS", "DEFAULT_JOBS", "add_workload_arguments", "parse_mix", "workload_config"]
+
+DEFAULT_GPUS = 64
+DEFAULT_JOBS = 1000
+_GPUS_HELP = "GPUs in the cluster (default 64; with --trace: sized to the trace's load)"
+_JOBS_HELP = "jobs to submit (default {jobs}; with --trace: every job of the window)"
 
 
 def parse_mix(text: str) -> dict[JobKind, float]:
@@ -40,11 +45,11 @@ def _default_mix() -> str:
     return ",".join(f"{kind.value}={share:g}" for kind, share in DEFAULT_MIX.items())
 
 
-def add_workload_arguments(parser: argparse.ArgumentParser, *, jobs: int = 1000) -> None:
+def add_workload_arguments(parser: argparse.ArgumentParser, *, jobs: int = DEFAULT_JOBS) -> None:
     """Add the workload and cluster options to ``parser``."""
     group = parser.add_argument_group("workload and cluster")
-    group.add_argument("--gpus", type=int, default=64, help="GPUs in the cluster (default 64)")
-    group.add_argument("--jobs", type=int, default=jobs, help=f"jobs to submit (default {jobs})")
+    group.add_argument("--gpus", type=int, default=None, help=_GPUS_HELP)
+    group.add_argument("--jobs", type=int, default=None, help=_JOBS_HELP.format(jobs=jobs))
     group.add_argument(
         "--arrival-rate",
         type=float,
@@ -97,8 +102,8 @@ def add_workload_arguments(parser: argparse.ArgumentParser, *, jobs: int = 1000)
 def workload_config(args: argparse.Namespace) -> WorkloadConfig:
     """Validate the parsed options into a config; CliError names the bad option."""
     checks = [
-        (args.gpus >= 1, f"--gpus must be >= 1, got {args.gpus}"),
-        (args.jobs >= 1, f"--jobs must be >= 1, got {args.jobs}"),
+        (args.gpus is None or args.gpus >= 1, f"--gpus must be >= 1, got {args.gpus}"),
+        (args.jobs is None or args.jobs >= 1, f"--jobs must be >= 1, got {args.jobs}"),
         (
             args.arrival_rate is None or args.arrival_rate > 0,
             f"--arrival-rate must be > 0, got {args.arrival_rate}",
@@ -122,8 +127,8 @@ def workload_config(args: argparse.Namespace) -> WorkloadConfig:
         if not ok:
             raise CliError(message)
     return WorkloadConfig(
-        n_jobs=args.jobs,
-        gpus=args.gpus,
+        n_jobs=DEFAULT_JOBS if args.jobs is None else args.jobs,
+        gpus=DEFAULT_GPUS if args.gpus is None else args.gpus,
         load=args.load,
         arrival_rate=args.arrival_rate,
         mix=args.mix,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstop.cli.errors import CliError
+from evalstop.cli.knobs import add_knobs, knobs
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.experiments.tables import format_table
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
@@ -30,9 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=2, help="declines that trigger evalstop (2)")
     parser.add_argument(
         "--mode",
-        choices=("max", "min"),
-        default="max",
-        help="max: higher is better (default); min: lower is better, a rise is a decline",
+        choices=("auto", "max", "min"),
+        default="auto",
+        help="auto (default): min for a metric named like a loss, error, WER or perplexity, "
+        "else max; max: higher is better; min: lower is better, a rise is a decline",
     )
     parser.add_argument(
         "--detector",
@@ -45,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fraction", type=float, default=0.65, help="progress at which stopat fires (0.65)"
     )
+    add_knobs(parser)
     parser.add_argument(
         "--format",
         choices=[f.value for f in TraceFormat],
@@ -138,8 +141,15 @@ def render(results: list[ReplayResult]) -> str:
         ]
         for r in results
     ]
-    title = f"replay: {first.detector}, mode {first.mode}"
+    modes = sorted({r.mode for r in results})
+    title = f"replay: {first.detector}, mode {'/'.join(modes)}"
     header = ["file", "metric", "evals", "stop step", "best step", "best", "steps saved", "regret"]
+    for row, result in zip(rows, results, strict=True):
+        row.append("-" if result.relative_regret is None else f"{result.relative_regret:.1%}")
+        row.append(
+            result.stop_class if result.stopped else "fired at end" if result.fired_at_end else "-"
+        )
+    header += ["regret / gain", "stop"]
     return format_table(header, rows, title=title)
 
 
@@ -149,7 +159,10 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 < args.fraction <= 1.0:
         raise CliError(f"--fraction must be in (0, 1], got {args.fraction}")
     parse_where(args.where)
-    detector = make_detector(args.detector, k=args.k, fraction=args.fraction)
+    try:
+        detector = make_detector(args.detector, k=args.k, fraction=args.fraction, **knobs(args))
+    except ValueError as error:
+        raise CliError(str(error)) from None
     traces = [
         (
             _read(args, path, args.metric),

@@ -7,13 +7,16 @@ import json
 import sys
 from typing import Any
 
+from evalstop.cli.cluster_trace import add_trace_arguments, load_trace_workload, trace_spec
 from evalstop.cli.errors import CliError
 from evalstop.cli.options import add_workload_arguments, workload_config
+from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.experiments.tables import format_table, pct
+from evalstop.sim.attach import AttachRule
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.summary import summarize
-from evalstop.sim.workload import generate
+from evalstop.sim.workload import WorkloadConfig, generate
 
 __all__ = ["add_arguments", "render", "run"]
 
@@ -27,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--k", type=int, default=2, help="declines that trigger EvalStop (2)")
     add_workload_arguments(parser)
+    add_trace_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -61,7 +65,37 @@ def render(summary: dict[str, Any]) -> str:
         f"{summary['policy']} on {summary['gpus']} GPUs, seed {summary['seed']}, "
         f"{summary['events']} events"
     )
+    trace = summary.get("trace")
+    if trace is not None:
+        title += f", trace {trace['source']} ({trace['tenants']} tenants)"
     return format_table(["metric", "value"], rows, title=title)
+
+
+def _workload(
+    args: argparse.Namespace, config: WorkloadConfig
+) -> tuple[tuple[Job, ...], int, dict[str, Any] | None]:
+    """The jobs, the cluster's GPUs and the ``trace`` summary (None when synthetic)."""
+    spec = trace_spec(args, gpus=args.gpus, jobs=args.jobs, load=config.load)
+    if spec is None:
+        return generate(config, args.seed).jobs, config.gpus, None
+    if args.arrival_rate is not None:
+        raise CliError("--arrival-rate does not apply to --trace (the trace has arrivals)")
+    rule = AttachRule(
+        mix=config.mix,
+        hacking_share=config.hacking_share,
+        world=config.world,
+        eval_noise=config.eval_noise,
+        loss_noise=config.loss_noise,
+        evals_per_run=config.evals_per_run,
+    )
+    workload, fitted = load_trace_workload(spec, rule, args.seed)
+    trace = {
+        **spec.describe(),
+        **fitted.describe(),
+        "tenants": len({job.spec.tenant for job in workload.jobs}),
+        "rule": rule.describe(),
+    }
+    return workload.jobs, fitted.gpus, trace
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,9 +106,11 @@ def run(args: argparse.Namespace) -> int:
         policy = make_policy(args.policy, k=args.k)
     except ValueError as error:
         raise CliError(f"--policy: {error}") from None
-    workload = generate(config, args.seed)
-    result = simulate(workload, policy, Cluster(gpus=config.gpus))
+    jobs, gpus, trace = _workload(args, config)
+    result = simulate(jobs, policy, Cluster(gpus=gpus))
     summary = summarize(result, args.seed)
+    if trace is not None:
+        summary["trace"] = trace
     if args.json:
         json.dump(summary, sys.stdout, sort_keys=True, allow_nan=False)
         sys.stdout.write("\n")

@@ -26,7 +26,8 @@ from typing import Any, get_args
 from evalstop.cli.errors import CliError
 from evalstop.core.detectors import Detector
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
-from evalstop.live.monitor import Mode, Monitor
+from evalstop.live.direction import ModeChoice
+from evalstop.live.monitor import Monitor
 from evalstop.live.store import StateError, StateStore
 from evalstop.live.watch import Run, Watcher, watch
 from evalstop.traces.follow import discover_runs
@@ -56,7 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", metavar="KEY", required=True, help="the eval metric")
     parser.add_argument("--k", type=int, help="declines that trigger evalstop")
     parser.add_argument(
-        "--mode", choices=get_args(Mode), help="as for replay (default: the monitor's)"
+        "--mode",
+        choices=get_args(ModeChoice),
+        help="as for replay (default: the monitor's, auto: from the metric's name)",
     )
     parser.add_argument(
         "--detector",
@@ -95,28 +98,34 @@ def _write_marker(folder: str, body: dict[str, Any]) -> None:
     os.replace(temporary, path)
 
 
-def _deliverer(
-    args: argparse.Namespace, mark: Callable[[dict[str, Any]], None] | None
-) -> Callable[[dict[str, Any]], None]:
-    def deliver(body: dict[str, Any]) -> None:
+def _announcer(args: argparse.Namespace) -> Callable[[dict[str, Any]], None]:
+    def announce(body: dict[str, Any]) -> None:
         if body["path"] is not None:
             try:
                 _write_marker(body["path"], body)
             except OSError as error:
                 _report(f"{body['path']}: cannot write {MARKER} ({error.strerror})")
-        elif mark is not None:
+        print(json.dumps(body, allow_nan=False), flush=True)
+
+    return announce
+
+
+def _actor(
+    args: argparse.Namespace, mark: Callable[[dict[str, Any]], None] | None
+) -> Callable[[dict[str, Any]], None]:
+    def act(body: dict[str, Any]) -> None:
+        if body["path"] is None and mark is not None:
             try:
                 mark(body)
             except Exception as error:  # the tracking server's own errors
                 _report(f"{body['run']}: cannot tag the run ({error})")
-        print(json.dumps(body, allow_nan=False), flush=True)
         if args.on_stop:
             command = _substitute(args.on_stop, body)
             code = subprocess.run(command, shell=True, check=False).returncode
             if code != 0:
                 _report(f"{body['run']}: --on-stop exited with {code}")
 
-    return deliver
+    return act
 
 
 def _report(message: str) -> None:
@@ -148,7 +157,7 @@ def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
         name = "evalstop" if args.detector is None else args.detector
         detector = make_detector(name, **({} if args.k is None else {"k": args.k}))
     options: dict[str, Any] = {} if args.mode is None else {"mode": args.mode}
-    return lambda: Monitor(detector, **options)
+    return lambda: Monitor(detector, metric=args.metric, **options)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -197,8 +206,9 @@ def run(args: argparse.Namespace) -> int:
             store,
             args.metric,
             new_monitor,
-            _deliverer(args, None if mlflow is None else mlflow.mark),
+            _announcer(args),
             _report,
+            _actor(args, None if mlflow is None else mlflow.mark),
         )
         watch(watcher, discover, interval=args.interval, once=args.once, stopping=lambda: stopping)
     finally:

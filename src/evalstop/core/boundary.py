@@ -58,8 +58,17 @@ OBSERVABLE_SPEC_FIELDS: tuple[str, ...] = (
 class CheckpointView:
     """One checkpoint's observable report, the input of every detector's fold.
 
-    ``estimated_progress`` is service received divided by the *estimated* duration, capped at
-    1: the platform's own guess of how far the job is, since the true length is hidden.
+    Attributes:
+        job_id: the reporting job.
+        kind: its kind.
+        index: the checkpoint's number, 1-based.
+        step: its training step.
+        time: when it was reported, in seconds of simulated (or wall) time.
+        eval_score: the held-out eval score (may be NaN).
+        loss: the training loss (may be NaN).
+        proxy_reward: the reward model's score (RLHF only; None otherwise).
+        estimated_progress: service received over the *estimated* duration, capped at 1: the
+            platform's own guess of how far the job is, since the true length is hidden.
     """
 
     job_id: JobId
@@ -100,8 +109,26 @@ class JobView:
 
     Service is kept as ``service`` seconds banked before the current run segment plus the
     segment's start (``running_since``), so that :meth:`attained_service` is exact at any time
-    without rebuilding the view at every event. ``tenant`` and ``name`` are the submission's
-    (spec ``TAB-5``).
+    without rebuilding the view at every event.
+
+    Attributes:
+        job_id: the job.
+        kind: LoRA, DPO or RLHF.
+        gpus: GPUs it needs, all at once.
+        submit_time: when it was submitted, in seconds.
+        estimated_duration: the user's estimate of its service time, in seconds.
+        eval_interval: training steps between its evaluations.
+        tenant: who submitted it (spec ``TAB-5``).
+        name: the submission's name, if it has one (spec ``TAB-5``).
+        evals_done: checkpoints reported so far.
+        service: seconds of service banked before the current run segment.
+        running_since: when the current run segment started; None when not running.
+        preemptions: times the job was preempted.
+        last_score: the last eval score reported; None before the first.
+        first_loss: the first finite training loss reported.
+        previous_loss: the finite loss reported before ``last_loss``.
+        last_loss: the last finite loss reported.
+        verdicts: the verdicts of the detectors the policy reads, one per detector.
     """
 
     job_id: JobId
@@ -218,12 +245,17 @@ def record_losses(view: JobView, loss: float) -> tuple[float | None, float | Non
 class ClusterView:
     """What a policy receives at each decision: the clock, GPU counts and the active jobs.
 
-    ``queued`` is in arrival order (ties by job id); ``running`` in start order. Finished and
-    stopped jobs are not shown: no policy may act on them (spec ``ENG-5``).
+    Finished and stopped jobs are not shown: no policy may act on them (spec ``ENG-5``).
 
-    ``cause`` says which kind of event prompted the decision (None when unknown) and
-    ``changed`` lists the views that event updated, so that a wrapper can look at the one job
-    that just reported instead of every job (None means "unknown: look at all of them").
+    Attributes:
+        time: the clock, in seconds.
+        total_gpus: GPUs in the cluster.
+        free_gpus: GPUs free now.
+        queued: jobs waiting, in arrival order (ties by job id).
+        running: jobs running, in start order.
+        cause: the kind of event that prompted the decision; None when unknown.
+        changed: the views that event updated, so that a wrapper can look at the one job that
+            just reported instead of every job; None means "unknown: look at all of them".
     """
 
     time: int

@@ -27,6 +27,7 @@ __all__ = [
     "count_declines",
     "improves",
     "observe",
+    "observe_decline",
     "start_watch",
     "verdict_of",
 ]
@@ -298,6 +299,34 @@ def observe(detector: Detector[S], watch: Watch[S], obs: CheckpointView) -> Watc
     if fired_step is None and detector.fired(rule):
         fired_step = obs.step
     return Watch(rule, watch.evals + int(valid), best_step, best_score, fired_step)
+
+
+def observe_decline(
+    detector: DeclineDetector, watch: Watch[DeclineState], step: int, score: float
+) -> Watch[DeclineState]:
+    """:func:`observe` for the built-in rule, from the step and score alone (``DET-10``).
+
+    Equal to ``observe(detector, watch, view)`` for any view with that step and score (the
+    rule reads nothing else), without building the view: the fast path of the engine and the
+    online monitor. O(1).
+    """
+    if not _isfinite(score):
+        if watch.fired_step is not None or watch.rule.declines < detector.k:
+            return watch
+        return Watch(watch.rule, watch.evals, watch.best_step, watch.best_score, step)
+    state = watch.rule
+    previous = state.previous
+    declines = state.declines + 1 if previous is not None and score < previous else 0
+    best_step, best_score = watch.best_step, watch.best_score
+    if best_score is None or score > best_score:
+        best_step, best_score = step, score
+    fired_step = watch.fired_step
+    if fired_step is None and declines >= detector.k:
+        fired_step = step
+    return Watch(DeclineState(declines, score), watch.evals + 1, best_step, best_score, fired_step)
+
+
+_isfinite = math.isfinite
 
 
 def verdict_of(detector: Detector[S], watch: Watch[S]) -> Verdict:

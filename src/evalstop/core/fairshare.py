@@ -53,7 +53,12 @@ def fair_share_ranking(jobs: tuple[JobView, ...]) -> list[JobView]:
 
 @attrs.frozen(slots=True)
 class FairShare:
-    """Max-min fair share of the GPUs between tenants (module docstring); preemptive."""
+    """Max-min fair share of the GPUs between tenants (module docstring); preemptive.
+
+    Attributes:
+        name: the policy's name.
+        preemptive: True: a running job that falls out of the packing is preempted.
+    """
 
     name: str = "fair-share"
     preemptive: bool = True

@@ -130,9 +130,17 @@ class JobSpec:
 class Observation:
     """What a job reports at one evaluation checkpoint.
 
-    ``eval_score`` is the world-feedback signal (downstream evaluation), ``loss`` the training
-    loss and ``proxy_reward`` the reward model's score (RLHF only). Scores may be NaN: a failed
-    evaluation is data, and the detectors say what they do with it (spec ``DET-3``).
+    Scores may be NaN: a failed evaluation is data, and the detectors say what they do with it
+    (spec ``DET-3``).
+
+    Attributes:
+        step: the training step of the checkpoint (>= 0).
+        eval_score: the world-feedback signal: a downstream, held-out evaluation.
+        loss: the training loss.
+        proxy_reward: the reward model's score (RLHF only; None otherwise).
+
+    Raises:
+        ValueError: a negative step.
     """
 
     step: int = attrs.field(validator=_non_negative)
@@ -171,9 +179,18 @@ class JobTruth:
 class Job:
     """A job as the simulator knows it: public spec, hidden truth and the observations it emits.
 
-    ``observations[i]`` is what checkpoint ``i + 1`` reports (its noise already drawn, so a
-    simulation is a deterministic function of the workload). Checkpoint ``i + 1`` happens after
-    ``checkpoint_service(i + 1)`` seconds of service.
+    Checkpoint ``i + 1`` happens after ``checkpoint_service(i + 1)`` seconds of service.
+
+    Attributes:
+        spec: what the platform is told (crosses the boundary, ``BND-2``).
+        truth: what only the simulator and the metrics know.
+        observations: ``observations[i]`` is what checkpoint ``i + 1`` reports, its noise
+            already drawn, so a simulation is a deterministic function of the workload.
+
+    Raises:
+        ValueError: no observation; not one ``truth.quality`` entry per observation; steps
+            that are not positive and strictly increasing; or a duration too short to give
+            each checkpoint its own second.
     """
 
     spec: JobSpec

@@ -101,7 +101,7 @@ def _optional_finite(
 class NoiseAwareDetector:
     """Fire when the smoothed score has fallen from its peak by more than the noise explains.
 
-    Args:
+    Attributes:
         z: how many standard deviations of the drop under noise alone make a decline (2).
         memory: the level's memory, as a fraction of the steps elapsed so far (0.2).
         warmup_evals: no stop before this many valid evaluations (5: the noise estimate needs

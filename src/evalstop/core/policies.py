@@ -78,6 +78,13 @@ class PriorityPolicy:
     unique), and the key of a queued job does not depend on ``now`` (a running job's key may
     move with its attained service, and with its checkpoints when
     ``reschedule_on_checkpoint``). Every built-in policy keeps both promises.
+
+    Attributes:
+        name: the policy's name (``srtf-est``).
+        key: the sort key over job views; smaller starts first.
+        preemptive: rank running jobs with the queued ones and preempt those that fall out.
+        reschedule_on_checkpoint: re-plan at checkpoints too, where the key can move.
+        incremental: let the fast engine keep the order between events (see above).
     """
 
     name: str

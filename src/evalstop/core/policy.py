@@ -47,8 +47,9 @@ class PolicyState(Protocol):
     policy returns for the :class:`ClusterView` of the same jobs, at every event.
 
     ``checkpoint_views`` says whether the policy can need a decision at a checkpoint that is
-    not a completion: when False the engine neither builds the reporting job's view there nor
-    calls :meth:`reported` or the policy.
+    not a completion. When False it promises that it can only if a verdict of the reporting job
+    has fired: at any other such checkpoint the engine neither builds the job's view nor calls
+    :meth:`reported` or the policy (a wrapper that stops fired jobs relies on this).
     """
 
     @property

@@ -30,6 +30,7 @@ from evalstop.core.wrapper import evalstop
 __all__ = [
     "DETECTOR_NAMES",
     "DETECTOR_TYPES",
+    "KNOBS",
     "POLICY_NAMES",
     "base_policy",
     "make_detector",
@@ -38,6 +39,9 @@ __all__ = [
 
 DETECTOR_NAMES: tuple[str, ...] = ("evalstop", "lossplateau", "never", "noise-aware", "stopat")
 """Detector names; ``stopat`` also takes a fraction suffix, ``stopat-0.65``."""
+
+KNOBS: tuple[str, ...] = ("baseline", "min_delta", "warmup_evals", "warmup_steps")
+"""The early-stopping knobs ``make_detector`` passes to the noise-aware detector (``NAD-4``)."""
 
 POLICY_NAMES: tuple[str, ...] = tuple(sorted(BASE_POLICIES))
 """Base policy names."""
@@ -61,20 +65,31 @@ def base_policy(name: str) -> BasePolicy:
         ) from None
 
 
-def make_detector(name: str, *, k: int = 2, fraction: float = 0.65) -> Detector[Any]:
+def make_detector(
+    name: str, *, k: int = 2, fraction: float = 0.65, **knobs: float | None
+) -> Detector[Any]:
     """The detector called ``name`` (see the module docstring).
 
-    Raises :class:`UnknownNameError` for an unknown name and ``ValueError`` for a bad parameter
-    (``k < 1``, a fraction outside (0, 1]).
+    ``knobs`` (``min_delta``, ``warmup_evals``, ``warmup_steps``, ``baseline``) set the
+    ``noise-aware`` detector's parameters; any other detector refuses them with a
+    ``ValueError``. Raises :class:`UnknownNameError` for an unknown name and ``ValueError`` for
+    a bad parameter (``k < 1``, a fraction outside (0, 1], a bad knob).
     """
+    given = {key: value for key, value in knobs.items() if value is not None}
+    unknown = sorted(set(given) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"unknown detector knob(s): {', '.join(unknown)}")
+    if name == "noise-aware":
+        return NoiseAwareDetector(**given)  # type: ignore[arg-type]
+    if given:
+        options = ", ".join("--" + key.replace("_", "-") for key in sorted(given))
+        raise ValueError(f"{options}: only the noise-aware detector takes these knobs")
     if name == "evalstop":
         return DeclineDetector(k)
     if name == "lossplateau":
         return LossPlateau()
     if name == "never":
         return Never()
-    if name == "noise-aware":
-        return NoiseAwareDetector()
     if name == "stopat":
         return StopAtProgress(fraction)
     if name.startswith("stopat-"):

@@ -90,7 +90,9 @@ class EvalStopState:
 
     @property
     def checkpoint_views(self) -> bool:
-        return True  # the reporting job's verdict decides whether to stop it
+        # Besides what the base needs, the wrapper acts only on a job whose verdict fired,
+        # which the engine shows it whatever this says (POL-6).
+        return self._base.checkpoint_views
 
     def queued(self, job: JobView) -> None:
         self._base.queued(job)

@@ -21,12 +21,12 @@ from typing import Any
 
 from evalstop.core.boundary import CheckpointView, ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import observe, start_watch, verdict_of
+from evalstop.core.detectors import DeclineDetector, observe, observe_decline, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
-from evalstop.engine.errors import EngineError, InvalidDecisionError
+from evalstop.engine.errors import EngineError
 from evalstop.engine.log import LogKind, LogRecord
-from evalstop.engine.record import JobRecord, materialize
+from evalstop.engine.record import JobRecord, materialize, validate
 from evalstop.engine.simulator import check_policy
 from evalstop.engine.state import JobStatus, SimState, World, check_invariants
 
@@ -147,22 +147,41 @@ class FastSimulator:
             )
 
     def _loop(self, limit: float) -> None:
-        """The hot loop: a checkpoint that no policy looks at costs a pop, a fold and a push."""
-        queue, active, pop = self.queue, self._active, heapq.heappop
-        handle, checkpoint = self._handle, self._checkpoint
+        """The hot loop. A checkpoint that no policy looks at (POL-6) and no detector folds is
+        handled inline: ``_checkpoint``'s work for a checkpoint that is not the last."""
+        queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
+        handle, log_append = self._handle, self.log.append
         state = self._policy_state
-        quiet = state is not None and not state.checkpoint_views
-        checkpoint_rank = int(_CHECKPOINT)
+        quiet = state is not None and not state.checkpoint_views and not self._detectors
         while queue and queue[0][0] <= limit:
             time, rank, _, job_id, index, epoch = pop(queue)
-            if rank == checkpoint_rank and quiet:
-                self._now = time
-                record = active.get(job_id)
-                if record is not None and record.epoch == epoch and record.since is not None:
-                    checkpoint(record, index)  # not the last one: rank 1 (POL-6: no decision)
-            else:
-                handle(time, _KINDS[rank], job_id, index, epoch)
             self.events_handled += 1
+            if rank != _CHECKPOINT_RANK or not quiet:
+                handle(time, _KINDS[rank], job_id, index, epoch)
+                continue
+            self._now = time
+            record = active.get(job_id)
+            if record is None or record.epoch != epoch or record.since is None:
+                continue  # stale (ENG-7)
+            if index != record.next_index:
+                raise EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
+            job = record.job
+            obs = job.observations[index - 1]
+            service, score, loss = record.next_service, obs.eval_score, obs.loss
+            record.evals_done, record.service, record.since = index, service, time
+            record.last_score = score
+            if _isfinite(loss):
+                if record.first_loss is None:
+                    record.first_loss = loss
+                record.previous_loss, record.last_loss = record.last_loss, loss
+            record.cached_view = None
+            log_append(LogRecord(time, _CKPT, job_id, record.gpus, index, obs.step, score))
+            record.next_index = nxt = index + 1
+            gap = (nxt_service := job.checkpoint_service(nxt)) - service
+            record.next_service = nxt_service
+            rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
+            push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
+            self._seq += 1
 
     # -- one event -----------------------------------------------------------------------------
 
@@ -182,11 +201,14 @@ class FastSimulator:
                 return  # stale (ENG-7): nothing but the clock
             if not self._checkpoint(record, index) and kind is _CHECKPOINT:
                 state = self._policy_state
-                if state is not None and not state.checkpoint_views:
+                if state is None or state.checkpoint_views:
+                    changed = record.view()
+                    if state is not None:
+                        state.reported(changed)
+                elif any(watch.fired_step is not None for watch in record.watches):
+                    changed = record.view()
+                else:
                     return  # the policy cannot need a decision here (POL-6)
-                changed = record.view()
-                if state is not None:
-                    state.reported(changed)
         if self.world.policy.needs_decision(kind, changed):
             self._apply(self._decide(kind, changed))
 
@@ -196,8 +218,7 @@ class FastSimulator:
             raise EngineError(f"job {job_id} arrived twice")
         detectors = self._detectors
         watches = tuple(start_watch(d) for d in detectors)
-        verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))
-        record = self._active[job_id] = JobRecord(job, watches, verdicts)
+        record = self._active[job_id] = JobRecord(job, detectors, watches)
         self.log.append(LogRecord(self._now, _ARRIVE, job_id, record.gpus))
         if self._policy_state is not None:
             self._policy_state.queued(record.view())
@@ -242,23 +263,31 @@ class FastSimulator:
         return False
 
     def _fold(self, record: JobRecord, *report: Any) -> None:
+        """Fold the report into each watch: the built-in rule by its fast fold (DET-10), any
+        other detector through one :class:`CheckpointView`."""
         index, service, step, score, loss, proxy_reward = report
-        spec = record.job.spec
-        view = CheckpointView(
-            spec.job_id,
-            spec.kind,
-            index,
-            step,
-            self._now,
-            score,
-            loss,
-            proxy_reward,
-            min(1.0, service / spec.estimated_duration),
-        )
-        detectors = self._detectors
-        watches = tuple(observe(d, w, view) for d, w in zip(detectors, record.watches, strict=True))
-        record.watches = watches
-        record.verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))
+        view: CheckpointView | None = None
+        watches = []
+        for detector, watch in zip(self._detectors, record.watches, strict=True):
+            if type(detector) is DeclineDetector:
+                watches.append(observe_decline(detector, watch, step, score))
+                continue
+            if view is None:
+                spec = record.job.spec
+                progress = min(1.0, service / spec.estimated_duration)
+                view = CheckpointView(
+                    spec.job_id,
+                    spec.kind,
+                    index,
+                    step,
+                    self._now,
+                    score,
+                    loss,
+                    proxy_reward,
+                    progress,
+                )
+            watches.append(observe(detector, watch, view))
+        record.watches = tuple(watches)
 
     # -- the decision ----------------------------------------------------------------------------
 
@@ -281,34 +310,8 @@ class FastSimulator:
                 changed=() if changed is None else (changed,),
             )
             decision = self.world.policy(cluster)
-        self._validate(decision)
+        validate(decision, self._active, self._free)
         return decision
-
-    def _validate(self, decision: Decision) -> None:
-        """``ENG-8``, as ``step._validate``: O(jobs named by the decision)."""
-        if not (decision.start or decision.preempt or decision.stop):
-            return
-        named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
-        if len(named) != len(set(named)):
-            raise InvalidDecisionError(f"a job is named twice in {decision}")
-
-        def record_of(job_id: JobId, running: bool | None, verb: str, state: str) -> JobRecord:
-            record = self._active.get(job_id)
-            if record is None or (running is not None and (record.since is not None) != running):
-                raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
-            return record
-
-        freed = 0
-        for order in decision.stop:
-            record = record_of(order.job_id, None, "stop", "active")
-            freed += record.gpus if record.since is not None else 0
-        for job_id in decision.preempt:
-            freed += record_of(job_id, True, "preempt", "running").gpus
-        wanted = sum(record_of(j, False, "start", "queued").gpus for j in decision.start)
-        if wanted > self._free + freed:
-            raise InvalidDecisionError(
-                f"starts need {wanted} GPUs but only {self._free + freed} would be free"
-            )
 
     def _apply(self, decision: Decision) -> None:
         """Stops, then preemptions, then starts (the phases of ``step``)."""

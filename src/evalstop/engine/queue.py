@@ -47,14 +47,22 @@ class EventQueue:
         return len(self._items)
 
     def push(self, event: Event) -> None:
-        """Add ``event``; its insertion sequence breaks any tie."""
+        """Add ``event``; its insertion sequence breaks any tie. O(log n).
+
+        Raises:
+            ValueError: the event's time is negative.
+        """
         if event.time < 0:
             raise ValueError(f"event time must be >= 0, got {event.time}")
         self._items.add((*event_key(event.time, event.rank, self._seq), event))
         self._seq += 1
 
     def pop(self) -> Event:
-        """Remove and return the first event; raises IndexError when empty."""
+        """Remove and return the first event. O(log n).
+
+        Raises:
+            IndexError: the queue is empty.
+        """
         if not self._items:
             raise IndexError("pop from an empty event queue")
         return self._items.pop(0)[3]

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalstop.core.boundary import JobView, Verdict
-from evalstop.core.detectors import Watch
+from evalstop.core.boundary import JobView
+from evalstop.core.decision import Decision
+from evalstop.core.detectors import Detector, Watch, verdict_of
 from evalstop.core.model import Job, JobId
+from evalstop.engine.errors import InvalidDecisionError
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
-__all__ = ["JobRecord", "materialize"]
+__all__ = ["JobRecord", "materialize", "validate"]
 
 
 class JobRecord:
@@ -23,6 +25,7 @@ class JobRecord:
 
     __slots__ = (
         "cached_view",
+        "detectors",
         "epoch",
         "evals_done",
         "first_loss",
@@ -37,15 +40,16 @@ class JobRecord:
         "previous_loss",
         "service",
         "since",
-        "verdicts",
         "watches",
     )
 
-    def __init__(self, job: Job, watches: tuple[Watch[Any], ...], verdicts: tuple[Verdict, ...]):
+    def __init__(
+        self, job: Job, detectors: tuple[Detector[Any], ...], watches: tuple[Watch[Any], ...]
+    ) -> None:
         self.job = job
         self.gpus = job.spec.gpus
+        self.detectors = detectors  # the policy's, aligned with watches
         self.watches = watches
-        self.verdicts = verdicts
         self.next_index = 1
         self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
         self.planned = job.checkpoints
@@ -82,7 +86,7 @@ class JobRecord:
                 self.first_loss,
                 self.previous_loss,
                 self.last_loss,
-                self.verdicts,
+                tuple(verdict_of(d, w) for d, w in zip(self.detectors, self.watches, strict=True)),
             )
         return view
 
@@ -115,3 +119,31 @@ def materialize(
         ended=chain,
         ended_count=len(ended),
     )
+
+
+def validate(decision: Decision, active: Mapping[JobId, JobRecord], free: int) -> None:
+    """``ENG-8``, as ``step._validate``: raise :class:`InvalidDecisionError` unless the whole
+    decision can be applied. O(jobs named by the decision)."""
+    if not (decision.start or decision.preempt or decision.stop):
+        return
+    named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
+    if len(named) != len(set(named)):
+        raise InvalidDecisionError(f"a job is named twice in {decision}")
+
+    def record_of(job_id: JobId, running: bool | None, verb: str, state: str) -> JobRecord:
+        record = active.get(job_id)
+        if record is None or (running is not None and (record.since is not None) != running):
+            raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
+        return record
+
+    freed = 0
+    for order in decision.stop:
+        record = record_of(order.job_id, None, "stop", "active")
+        freed += record.gpus if record.since is not None else 0
+    for job_id in decision.preempt:
+        freed += record_of(job_id, True, "preempt", "running").gpus
+    wanted = sum(record_of(j, False, "start", "queued").gpus for j in decision.start)
+    if wanted > free + freed:
+        raise InvalidDecisionError(
+            f"starts need {wanted} GPUs but only {free + freed} would be free"
+        )

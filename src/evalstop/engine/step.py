@@ -65,8 +65,8 @@ class _Draft:
     running: list[JobId]
     ended: Ended | None
     ended_count: int
-    events: list[Event] = attrs.Factory(list)
-    log: list[LogRecord] = attrs.Factory(list)
+    events: list[Event]
+    log: list[LogRecord]
 
     def end(self, job_id: JobId, status: JobStatus) -> None:
         self.ended, self.ended_count = Ended(job_id, status, self.ended), self.ended_count + 1
@@ -98,9 +98,11 @@ def step(world: World, state: SimState, event: Event) -> Transition:
     job = world.jobs.get(event.job_id)
     if job is None:
         raise EngineError(f"event for unknown job {event.job_id}")
-    if event.kind is not EventKind.ARRIVAL and _is_stale(state, event):
-        # A checkpoint of a preempted segment or of an ended job (ENG-7).
-        return Transition(attrs.evolve(state, time=event.time), (), ())
+    if event.kind is not EventKind.ARRIVAL:
+        current = state.active.get(event.job_id)
+        if current is None or current.epoch != event.epoch or current.view.running_since is None:
+            # A checkpoint of a preempted segment or of an ended job (ENG-7).
+            return Transition(attrs.evolve(state, time=event.time), (), ())
     draft = _Draft(
         now=event.time,
         total=state.total_gpus,
@@ -110,21 +112,21 @@ def step(world: World, state: SimState, event: Event) -> Transition:
         running=list(state.running),
         ended=state.ended,
         ended_count=state.ended_count,
+        events=[],
+        log=[],
     )
     if event.kind is EventKind.ARRIVAL:
         _arrive(world, draft, job)
     else:
         _checkpoint(world, draft, job, event.index)
     decision = _consult_policy(world, draft, event)
-    _apply_stops(draft, decision)
-    _apply_preemptions(draft, decision)
-    _apply_starts(world, draft, decision)
+    if decision.stop:
+        _apply_stops(draft, decision)
+    if decision.preempt:
+        _apply_preemptions(draft, decision)
+    if decision.start:
+        _apply_starts(world, draft, decision)
     return draft.freeze()
-
-
-def _is_stale(state: SimState, event: Event) -> bool:
-    current = state.active.get(event.job_id)
-    return current is None or current.epoch != event.epoch or current.view.running_since is None
 
 
 def _arrive(world: World, draft: _Draft, job: Job) -> None:

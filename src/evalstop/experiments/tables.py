@@ -19,7 +19,19 @@ def signed_pct(value: float, digits: int = 1) -> str:
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], title: str = "") -> str:
-    """Left-aligned first column, right-aligned others, one space-padded line per row."""
+    """Left-aligned first column, right-aligned others, one space-padded line per row.
+
+    Args:
+        header: the column names.
+        rows: the cells, already formatted, one sequence per row.
+        title: a line printed above the header, if any.
+
+    Returns:
+        The table, lines joined by newlines, a dashed rule under the header.
+
+    Raises:
+        ValueError: a row without one cell per column.
+    """
     widths = [len(h) for h in header]
     for row in rows:
         if len(row) != len(header):

@@ -24,9 +24,18 @@ from typing import Any, Final, TypeAlias
 import attrs
 
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import DeclineDetector, Detector, Watch, observe, start_watch
+from evalstop.core.detectors import (
+    DeclineDetector,
+    Detector,
+    Watch,
+    observe,
+    observe_decline,
+    start_watch,
+)
 from evalstop.core.model import JobKind
+from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.codec import FORMAT, decode, encode
+from evalstop.live.direction import ModeChoice, resolve_mode
 from evalstop.live.state import JobKey, JobState, Mode, check_key, check_score, check_step
 
 __all__ = [
@@ -146,21 +155,33 @@ class Monitor:
 
     Args:
         detector: the stop rule, any :class:`~evalstop.core.detectors.Detector` (default
-            ``DeclineDetector(k=2)``, EvalStop's rule).
-        mode: ``"max"`` when higher scores are better (default), ``"min"`` when lower are.
+            :class:`~evalstop.core.noise_aware.NoiseAwareDetector`, which does not stop a
+            healthy run on evaluation noise; pass ``DeclineDetector(k=2)`` for the paper's
+            rule, spec ``MON-13``).
+        mode: ``"max"`` when higher scores are better, ``"min"`` when lower are, ``"auto"``
+            (default) for the direction of ``metric`` (``evalstop.live.direction``: loss,
+            error, WER and perplexity are lower-is-better; ``"max"`` without a metric). The
+            chosen direction is :attr:`mode`.
+        metric: the metric's name, for ``mode="auto"``.
 
     Every method is O(1) in the number of observations; memory grows with the number of
     known jobs only. The monitor is not thread-safe: serialise calls from one scheduler loop.
     """
 
-    __slots__ = ("_detector", "_jobs", "_mode", "_next_serial", "_sign")
+    __slots__ = ("_decline", "_detector", "_jobs", "_mode", "_next_serial", "_sign")
 
-    def __init__(self, detector: Detector[Any] | None = None, mode: Mode = "max") -> None:
-        if mode not in ("max", "min"):
-            raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
-        self._detector: Detector[Any] = DeclineDetector() if detector is None else detector
-        self._mode: Mode = mode
-        self._sign = 1.0 if mode == "max" else -1.0
+    def __init__(
+        self,
+        detector: Detector[Any] | None = None,
+        mode: ModeChoice = "auto",
+        *,
+        metric: str | None = None,
+    ) -> None:
+        self._mode: Mode = resolve_mode(mode, metric)
+        self._detector: Detector[Any] = NoiseAwareDetector() if detector is None else detector
+        # The built-in decline rule folds by its fast path (DET-10), without a CheckpointView.
+        self._decline = self._detector if type(self._detector) is DeclineDetector else None
+        self._sign = 1.0 if self._mode == "max" else -1.0
         self._jobs: dict[JobKey, _Job] = {}
         self._next_serial = 0
 
@@ -224,20 +245,23 @@ class Monitor:
             if step <= job.last_step:
                 return self._continue(key, step, _STALE_STEP, watch)
             serial, seen = job.serial, job.seen
-        # Positional for speed, in field order: job_id, kind, index, step, time, eval_score,
-        # loss, proxy_reward, estimated_progress (test_monitor checks the mapping, MON-2).
-        view = CheckpointView(
-            serial,
-            kind,
-            seen + 1,
-            step,
-            time,
-            self._sign * score,
-            loss,
-            proxy_reward,
-            estimated_progress,
-        )
-        watch = observe(self._detector, watch, view)
+        if self._decline is not None:
+            watch = observe_decline(self._decline, watch, step, self._sign * score)
+        else:
+            # Positional for speed, in field order: job_id, kind, index, step, time,
+            # eval_score, loss, proxy_reward, estimated_progress (MON-2 checks the mapping).
+            view = CheckpointView(
+                serial,
+                kind,
+                seen + 1,
+                step,
+                time,
+                self._sign * score,
+                loss,
+                proxy_reward,
+                estimated_progress,
+            )
+            watch = observe(self._detector, watch, view)
         if job is None:
             self._jobs[key] = _Job(serial, step, 1, watch)
             self._next_serial += 1

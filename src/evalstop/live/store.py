@@ -3,10 +3,11 @@
 Everything a poll learns about one run (its sources' new read positions, its monitor, and its
 decision when the rule fires) is written in ONE transaction, so a process killed at any moment
 (SIGKILL included) restarts from a state in which either all of a poll's reading of that run
-was folded and recorded or none of it was (``WCH-3``). Decisions carry a ``delivered`` flag
-that is set, in its own transaction, only after their effects (JSON line, marker file,
-``--on-stop``) were carried out, so a decision is never lost: a restart delivers every
-decision still undelivered (``WCH-4``).
+was folded and recorded or none of it was (``WCH-3``). Decisions carry a delivery stage,
+advanced in its own transaction after each of their two effects (the announcement: marker
+file and JSON line; then the action: ``--on-stop``, an MLflow tag), so a decision is never
+lost: a restart finishes every delivery still unfinished, redoing only the effect that was
+under way (``WCH-4``).
 
 The file is opened in WAL mode with ``synchronous=FULL``: a commit is on disk before any
 effect of the decision it records. An advisory lock on ``<state>.lock`` keeps a second watcher
@@ -28,7 +29,7 @@ import attrs
 
 from evalstop.core.errors import EvalStopError
 
-__all__ = ["Pending", "StateError", "StateStore"]
+__all__ = ["ACTED", "ANNOUNCED", "Pending", "StateError", "StateStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,13 +47,21 @@ class StateError(EvalStopError):
     watcher with other settings."""
 
 
+ANNOUNCED = 1
+"""Delivery stage: the marker and the JSON line are done."""
+ACTED = 2
+"""Delivery stage: the action (the command, the tag) is done too."""
+
+
 @attrs.frozen(slots=True)
 class Pending:
-    """A decision recorded but not yet delivered: its sequence number and its JSON fields."""
+    """A decision whose delivery is unfinished: its sequence number, run, JSON fields and
+    stage (0: nothing done, :data:`ANNOUNCED`)."""
 
     seq: int
     run: str
     body: dict[str, Any]
+    stage: int
 
 
 class StateStore:
@@ -138,11 +147,15 @@ class StateStore:
         return {str(row[0]) for row in self._db.execute("SELECT run FROM decisions")}
 
     def pending(self) -> list[Pending]:
-        """Recorded decisions whose effects are not known to be done, in decision order."""
+        """Recorded decisions whose delivery is unfinished, in decision order."""
         rows = self._db.execute(
-            "SELECT seq, run, body FROM decisions WHERE delivered=0 ORDER BY seq"
+            "SELECT seq, run, body, delivered FROM decisions WHERE delivered<? ORDER BY seq",
+            (ACTED,),
         )
-        return [Pending(int(seq), str(run), json.loads(body)) for seq, run, body in rows]
+        return [
+            Pending(int(seq), str(run), json.loads(body), int(stage))
+            for seq, run, body, stage in rows
+        ]
 
     def decisions(self) -> list[dict[str, Any]]:
         """Every recorded decision's fields, in decision order."""
@@ -167,7 +180,7 @@ class StateStore:
             (run, json.dumps(dict(body), allow_nan=False)),
         )
 
-    def mark_delivered(self, seq: int) -> None:
-        """Mark one decision's effects done (its own committed transaction)."""
+    def mark_delivered(self, seq: int, stage: int) -> None:
+        """Record that a decision reached a delivery stage (its own committed transaction)."""
         with self.transaction():
-            self._db.execute("UPDATE decisions SET delivered=1 WHERE seq=?", (seq,))
+            self._db.execute("UPDATE decisions SET delivered=? WHERE seq=?", (stage, seq))

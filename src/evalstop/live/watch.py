@@ -23,7 +23,7 @@ import attrs
 
 from evalstop.core.errors import EvalStopError
 from evalstop.live.monitor import Monitor, Stop
-from evalstop.live.store import Pending, StateStore
+from evalstop.live.store import ACTED, ANNOUNCED, Pending, StateStore
 
 __all__ = ["Decision", "Point", "Run", "Source", "SourceError", "Watcher", "watch"]
 
@@ -96,9 +96,10 @@ class Watcher:
         store: the state file.
         metric: the metric's name (reported in decisions; sources already read only it).
         new_monitor: builds a fresh one-job monitor; its detector and mode are the rule.
-        deliver: carries out a decision's effects (print, marker, command); called once per
-            decision, again after a restart only if the previous process died before marking
-            it delivered.
+        deliver: announces a decision (marker file, JSON line); called once per decision,
+            again after a restart only if the previous process died between announcing it and
+            recording that.
+        act: then acts on it (the command, an MLflow tag), with the same guarantee.
         report: receives one line per problem (an unreadable run); never fatal.
     """
 
@@ -109,6 +110,7 @@ class Watcher:
         new_monitor: Callable[[], Monitor],
         deliver: Callable[[dict[str, Any]], None],
         report: Callable[[str], None],
+        act: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self._store = store
         self._metric = metric
@@ -117,6 +119,7 @@ class Watcher:
         self._detector = template.detector
         self._loss_sign = -1.0 if template.mode == "max" else 1.0
         self._deliver = deliver
+        self._act = act
         self._report = report
         self._reported: dict[str, str] = {}
         self._decided = store.decided()
@@ -198,8 +201,12 @@ class Watcher:
     def _deliver_pending(self) -> int:
         pending: list[Pending] = self._store.pending()
         for item in pending:
-            self._deliver(item.body)
-            self._store.mark_delivered(item.seq)
+            if item.stage < ANNOUNCED:
+                self._deliver(item.body)
+                self._store.mark_delivered(item.seq, ANNOUNCED)
+            if self._act is not None:
+                self._act(item.body)
+            self._store.mark_delivered(item.seq, ACTED)
         return len(pending)
 
 

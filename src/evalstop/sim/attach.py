@@ -123,8 +123,13 @@ def kind_posterior(gpus: int, mix: Mapping[JobKind, float]) -> dict[JobKind, flo
 
 @attrs.frozen(slots=True)
 class TableWorkload:
-    """Jobs built from a table: in arrival order, job ``i`` has id ``i`` and the table's id as
-    its ``name``."""
+    """Jobs built from a table.
+
+    Attributes:
+        jobs: in arrival order; job ``i`` has id ``i`` and the table's id as its ``name``.
+        seed: the seed the attached kinds, labels and curves were drawn with.
+        rule: how they were attached.
+    """
 
     jobs: tuple[Job, ...]
     seed: int

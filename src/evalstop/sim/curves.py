@@ -88,10 +88,14 @@ def gold_shape(x: FloatArray) -> FloatArray:
 class CurveSample:
     """One run's curves at its checkpoints (index i is checkpoint i + 1).
 
-    ``quality`` is noise-free; ``eval_score``, ``loss`` and ``proxy_reward`` are what the
-    checkpoints report. ``peak_fraction`` is where the continuous quality curve peaks as a
-    fraction of the run (> 1 when beyond the end); ``gain`` is the run's ``G``, the unit of
-    its eval noise.
+    Attributes:
+        quality: the noise-free gold quality (hidden truth).
+        eval_score: the held-out eval score each checkpoint reports.
+        loss: the training loss each checkpoint reports.
+        proxy_reward: the proxy reward each checkpoint reports (RLHF only; None otherwise).
+        peak_fraction: where the continuous quality curve peaks, as a fraction of the run
+            (> 1 when beyond the end).
+        gain: the run's ``G``, the unit of its eval noise.
     """
 
     quality: FloatArray
@@ -155,6 +159,17 @@ def rlhf_curves(
 
     Draws, in this order and whatever the label: ``q0``, ``G``, ``P``, ``p``, beta, the
     plateau draw, the noise of eval and proxy, the proxy's offset and the loss.
+
+    Args:
+        fractions: the checkpoints' positions in the run, in (0, 1], increasing.
+        hacking: whether the run reward-hacks (its gold quality peaks and falls).
+        world: the curve parameters (:mod:`evalstop.sim.worlds`).
+        rng: the run's own random stream.
+        eval_noise: the eval noise sigma, as a fraction of the run's gain.
+        loss_noise: the relative noise of the loss.
+
+    Returns:
+        The run's curves at ``fractions``.
     """
     q0 = float(rng.uniform(*INITIAL_RANGE))
     gain = float(rng.uniform(*GAIN_RANGE))
@@ -189,6 +204,15 @@ def saturating_curves(
     ``r ~ U(2, 5)``: most of the gain comes in the first half of the run, then it plateaus;
     ``q0 + G (1 - exp(-r t)) / (1 - exp(-r))`` with ``q0``, ``G`` as for RLHF. It never
     declines, so its peak is its last step.
+
+    Args:
+        fractions: the checkpoints' positions in the run, in (0, 1], increasing.
+        rng: the run's own random stream.
+        eval_noise: the eval noise sigma, as a fraction of the run's gain.
+        loss_noise: the relative noise of the loss.
+
+    Returns:
+        The run's curves at ``fractions`` (no proxy reward).
     """
     q0 = float(rng.uniform(*INITIAL_RANGE))
     gain = float(rng.uniform(*GAIN_RANGE))

@@ -1,4 +1,4 @@
-"""Detection quality against the hidden labels, over RLHF jobs (spec ``DQ``).
+"""Detection quality against the hidden labels (spec ``DQ``) and regret-first scores (``RGT``).
 
 A job counts as *flagged* when a policy stopped it before its end. Hacking RLHF jobs are the
 positives. Only this module and :mod:`evalstop.sim.metrics` read hidden labels.
@@ -8,14 +8,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 import numpy as np
 
+from evalstop.core.boundary import CheckpointView
+from evalstop.core.detectors import Detector, observe, start_watch
 from evalstop.core.model import Job, JobId, JobKind
+from evalstop.core.regret import (
+    HARMFUL_REGRET,
+    RegretSummary,
+    RunScore,
+    regret_fraction,
+    summarize_runs,
+)
 from evalstop.sim.metrics import JobOutcome
 
-__all__ = ["DetectionMetrics", "confusion_rates", "detection_metrics", "ratio"]
+__all__ = [
+    "DetectionMetrics",
+    "confusion_rates",
+    "detection_metrics",
+    "fold_job",
+    "job_run_score",
+    "ratio",
+    "regret_metrics",
+]
 
 
 def ratio(numerator: float, denominator: float) -> float:
@@ -30,11 +48,20 @@ def confusion_rates(tp: int, fp: int, fn: int, tn: int) -> tuple[float, float, f
 
 @attrs.frozen(slots=True)
 class DetectionMetrics:
-    """Confusion counts and rates; a rate with a zero denominator is NaN (DQ-2).
+    """Confusion counts and rates over RLHF jobs; a rate with a zero denominator is NaN (DQ-2).
 
-    ``delay_evals`` and ``delay_gpu_hours`` are means over true positives of the evaluations
-    and GPU-hours of progress from the true-quality peak checkpoint to the stop; negative when
-    the stop came before the peak (DQ-3).
+    Attributes:
+        tp: hacking jobs stopped.
+        fp: healthy jobs stopped.
+        fn: hacking jobs not stopped.
+        tn: healthy jobs not stopped.
+        precision: ``tp / (tp + fp)``.
+        recall: ``tp / (tp + fn)``.
+        fpr: ``fp / (fp + tn)``.
+        f1: the harmonic mean of precision and recall.
+        delay_evals: mean over true positives of the evaluations from the true-quality peak
+            checkpoint to the stop; negative when the stop came before the peak (DQ-3).
+        delay_gpu_hours: the same in GPU-hours of progress.
     """
 
     tp: int
@@ -56,7 +83,15 @@ class DetectionMetrics:
 def detection_metrics(
     outcomes: Iterable[JobOutcome], jobs: Mapping[JobId, Job]
 ) -> DetectionMetrics:
-    """Precision, recall, FPR, F1 and delay over the RLHF jobs among ``outcomes`` (DQ-1)."""
+    """Precision, recall, FPR, F1 and delay over the RLHF jobs among ``outcomes`` (DQ-1).
+
+    Args:
+        outcomes: per-job outcomes of a run (:func:`~evalstop.sim.metrics.job_outcomes`).
+        jobs: the run's jobs by id, hidden truth included (the hacking labels and peaks).
+
+    Returns:
+        The confusion counts, rates and detection delay.
+    """
     tp = fp = fn = tn = 0
     delays: list[float] = []
     delay_gpu: list[float] = []
@@ -94,3 +129,86 @@ def detection_metrics(
         delay_evals=float(np.mean(delays)) if delays else math.nan,
         delay_gpu_hours=float(np.mean(delay_gpu)) if delay_gpu else math.nan,
     )
+
+
+def _view(job: Job, index: int) -> CheckpointView:
+    """What checkpoint ``index`` (1-based) of ``job`` reports, as the engine builds it."""
+    obs = job.observations[index - 1]
+    service = job.checkpoint_service(index)
+    return CheckpointView(
+        job_id=job.job_id,
+        kind=job.spec.kind,
+        index=index,
+        step=obs.step,
+        time=service,
+        eval_score=obs.eval_score,
+        loss=obs.loss,
+        proxy_reward=obs.proxy_reward,
+        estimated_progress=min(1.0, service / job.spec.estimated_duration),
+    )
+
+
+def fold_job(detector: Detector[Any], job: Job) -> tuple[int | None, int | None]:
+    """``(stop, kept)``: 0-based checkpoints where ``detector`` stops ``job`` and what it keeps.
+
+    The detector sees the job's reports one by one, as under EvalStop in the simulator; a fire
+    at the last checkpoint is not a stop (the job ends there anyway), so ``stop`` is None and
+    ``kept`` the last checkpoint then (spec ``RGT-4``). ``kept`` is None only for a stop
+    before any finite score.
+    """
+    watch = start_watch(detector)
+    last = len(job.observations) - 1
+    for index in range(last + 1):
+        watch = observe(detector, watch, _view(job, index + 1))
+        if watch.fired_step is not None and index < last:
+            best = watch.best_step
+            kept = None if best is None else _index_of_step(job, best)
+            return index, kept
+    return None, last
+
+
+def _index_of_step(job: Job, step: int) -> int:
+    for index, obs in enumerate(job.observations):
+        if obs.step == step:
+            return index
+    raise ValueError(f"job {job.job_id}: step {step} is not one of its checkpoints")
+
+
+def job_run_score(job: Job, stop: int | None, kept: int | None) -> RunScore:
+    """The regret-first score of ``job`` stopped at checkpoint ``stop`` keeping ``kept``.
+
+    Quality is the hidden noise-free quality; compute is GPU-seconds (spec ``RGT-4``).
+    """
+    quality = job.truth.quality
+    peak = job.truth.peak_index
+    best, first = float(quality[peak]), float(quality[0])
+    kept_value = first if kept is None else float(quality[kept])
+    gpus, duration = job.spec.gpus, job.truth.duration
+    peak_service = job.checkpoint_service(peak + 1)
+    post_peak = float(gpus * (duration - peak_service))
+    saved = 0.0
+    if stop is not None:
+        stop_service = job.checkpoint_service(stop + 1)
+        saved = float(gpus * (duration - max(stop_service, peak_service)))
+    return RunScore(
+        stopped=stop is not None,
+        regret=regret_fraction(best, first, kept_value),
+        collapsing=regret_fraction(best, first, float(quality[-1])) > HARMFUL_REGRET,
+        post_peak=post_peak,
+        saved=saved,
+        delay=None if stop is None else stop - peak,
+    )
+
+
+def regret_metrics(outcomes: Iterable[JobOutcome], jobs: Mapping[JobId, Job]) -> RegretSummary:
+    """Regret-first scores of a simulation's outcomes over its RLHF jobs, the jobs EvalStop
+    watches (spec ``RGT-4``)."""
+    scores = []
+    for outcome in outcomes:
+        if outcome.kind is not JobKind.RLHF:
+            continue
+        job = jobs[outcome.job_id]
+        stop = outcome.evals_seen - 1 if outcome.stopped else None
+        kept = outcome.kept_index if outcome.kept_index >= 0 else None
+        scores.append(job_run_score(job, stop, kept))
+    return summarize_runs(scores)

@@ -148,7 +148,14 @@ def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
 
 @attrs.frozen(slots=True)
 class JctStats:
-    """Mean, median and 95th percentile of job completion times, in seconds."""
+    """Mean, median and 95th percentile of job completion times, in seconds.
+
+    Attributes:
+        count: jobs summarised.
+        mean: mean JCT (NaN when ``count`` is 0).
+        median: median JCT.
+        p95: 95th percentile, linearly interpolated.
+    """
 
     count: int
     mean: float
@@ -173,8 +180,22 @@ def jct_stats(values: Iterable[float]) -> JctStats:
 class SystemMetrics:
     """Platform-level figures of one simulation (spec ``MET-1`` to ``MET-8``).
 
-    ``wasted_gpu_time`` is post-peak GPU-time (MET-5); ``rlhf_gpu_time`` all GPU-seconds held
-    by RLHF jobs (MET-8), the measure the paper's "wasted compute" is closest to.
+    Attributes:
+        policy: the policy's name.
+        jobs: jobs that ended (finished or stopped).
+        jct: job completion times, end minus submit, in seconds (``MET-1``).
+        jct_by_kind: the same per job kind (``"rlhf"``, ``"dpo"``, ``"lora"``), for the kinds
+            present.
+        queueing_delay_mean: mean of first start minus submit, in seconds (``MET-2``).
+        makespan: last end minus first submit, in seconds (``MET-3``).
+        utilization: GPU-seconds held over ``gpus * makespan``, within [0, 1] (``MET-4``).
+        gpu_time: GPU-seconds held by all jobs.
+        wasted_gpu_time: post-peak GPU-seconds (``MET-5``).
+        quality_retained_rlhf: mean quality retained by RLHF jobs (``MET-6``); NaN without
+            RLHF jobs.
+        stopped: jobs stopped by a detector.
+        rlhf_gpu_time: GPU-seconds held by RLHF jobs (``MET-8``), the measure the paper's
+            "wasted compute" is closest to.
     """
 
     policy: str
@@ -194,8 +215,15 @@ class SystemMetrics:
 def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None) -> SystemMetrics:
     """Aggregate the outcomes of ``result``.
 
-    makespan: last end minus first submit (MET-3); utilisation: GPU-seconds held over
-    ``gpus * makespan`` (MET-4), within [0, 1] by ENG-3.
+    Args:
+        result: a finished simulation.
+        outcomes: its per-job outcomes, when already computed (:func:`job_outcomes`).
+
+    Returns:
+        The platform-level figures; utilisation is within [0, 1] by ``ENG-3``.
+
+    Raises:
+        ValueError: no job ended.
     """
     done = list(job_outcomes(result).values()) if outcomes is None else list(outcomes)
     if not done:

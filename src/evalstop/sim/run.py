@@ -21,7 +21,16 @@ __all__ = ["Cluster", "Result", "simulate"]
 
 @attrs.frozen(slots=True)
 class Cluster:
-    """A homogeneous GPU cluster and its preemption cost (seconds to restore a checkpoint)."""
+    """A homogeneous GPU cluster and its preemption cost.
+
+    Attributes:
+        gpus: GPUs in the cluster.
+        preemption_overhead: seconds a preempted job spends restoring its checkpoint when it
+            resumes, without progress (spec ``ENG-11``).
+
+    Raises:
+        ValueError: ``gpus < 1`` or a negative overhead.
+    """
 
     gpus: int = attrs.field(default=64, validator=attrs.validators.ge(1))
     preemption_overhead: int = attrs.field(default=30, validator=attrs.validators.ge(0))
@@ -33,6 +42,13 @@ class Result:
 
     ``jobs`` carries the hidden truth; only :mod:`evalstop.sim.metrics` and
     :mod:`evalstop.sim.detection` read it.
+
+    Attributes:
+        policy: the policy's name.
+        cluster: the cluster it ran on.
+        jobs: the jobs as submitted, hidden truth included.
+        log: the event log, in the order the engine wrote it.
+        events: events the engine handled, stale checkpoint events included.
     """
 
     policy: str
@@ -51,7 +67,20 @@ def simulate(
 ) -> Result:
     """Run ``policy`` on ``workload`` until every job has finished or been stopped.
 
-    ``check=True`` verifies every engine invariant after every event (slow; for tests).
+    Args:
+        workload: a generated :class:`~evalstop.sim.workload.Workload` or any jobs.
+        policy: the system to run (see :func:`~evalstop.core.registry.make_policy`).
+        cluster: the cluster; default 64 GPUs and a 30 s preemption overhead.
+        check: verify every engine invariant after every event (slow; for tests).
+
+    Returns:
+        The event log and what is needed to score it
+        (:func:`~evalstop.sim.metrics.system_metrics`).
+
+    Raises:
+        TypeError: ``policy`` lacks a member of the ``Policy`` protocol (spec ``ENG-14``).
+        EngineError: the policy returned an invalid decision, or ``check`` found a broken
+            invariant.
     """
     cluster = Cluster() if cluster is None else cluster
     jobs = tuple(workload.jobs if isinstance(workload, Workload) else workload)

@@ -138,8 +138,11 @@ class JobRecord:
 class JobTable:
     """Validated records of one table, and where their time 0 is.
 
-    ``origin`` is the earliest arrival as a UTC timestamp when the table gave timestamps
-    (so a window can be written as dates), None when it gave numbers of seconds.
+    Attributes:
+        source: the table's path, as errors name it.
+        records: the jobs, validated.
+        origin: the earliest arrival as a UTC timestamp when the table gave timestamps (so a
+            window can be written as dates); None when it gave numbers of seconds.
     """
 
     source: str

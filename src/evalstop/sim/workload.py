@@ -131,13 +131,24 @@ def _freeze_mix(value: Mapping[JobKind, float]) -> Mapping[JobKind, float]:
 
 @attrs.frozen(slots=True)
 class WorkloadConfig:
-    """Parameters of a synthetic workload; every field is documented in the module docstring.
+    """Parameters of a synthetic workload; the module docstring gives each one's source.
 
-    ``arrival_rate`` is in jobs per hour; when None it is set so that the offered load
-    (expected GPU-seconds demanded per second over the cluster's GPUs) equals ``load``.
-    ``world`` is a :class:`~evalstop.sim.worlds.World` or its name (``"paper"``, the default,
-    or ``"calibrated"``); ``eval_noise`` and ``evals_per_run`` override the world's sigma and
-    planned RLHF evaluations when set (spec ``WLD-2``).
+    Attributes:
+        n_jobs: jobs in the workload.
+        gpus: GPUs in the cluster (a job never asks for more).
+        load: the offered load that sets the arrival rate when ``arrival_rate`` is None:
+            expected GPU-seconds demanded per second over the cluster's GPUs.
+        arrival_rate: jobs per hour; None derives it from ``load``.
+        mix: the share of each job kind (normalised).
+        hacking_share: the share of RLHF jobs that reward-hack.
+        eval_noise: the eval noise sigma; None takes the world's (spec ``WLD-2``).
+        loss_noise: the relative noise of the training loss.
+        world: a :class:`~evalstop.sim.worlds.World` or its name (``"paper"``, the default,
+            or ``"calibrated"``).
+        evals_per_run: evaluations planned over an RLHF run; None takes the world's.
+
+    Raises:
+        ValueError: a field out of its range (each validator names the field).
     """
 
     n_jobs: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
@@ -203,7 +214,13 @@ def expected_gpu_seconds(config: WorkloadConfig) -> float:
 
 @attrs.frozen(slots=True)
 class Workload:
-    """A generated workload: its config, seed and jobs in submit order."""
+    """A generated workload.
+
+    Attributes:
+        config: the parameters it was drawn with.
+        seed: the seed it was drawn with; ``generate(config, seed)`` draws it again.
+        jobs: the jobs in submit order, ``job_id`` their index.
+    """
 
     config: WorkloadConfig
     seed: int
@@ -291,7 +308,18 @@ def _job(
 
 
 def generate(config: WorkloadConfig, seed: int) -> Workload:
-    """Draw a workload; the same ``(config, seed)`` always gives an equal workload (WRK-1)."""
+    """Draw a workload; the same ``(config, seed)`` always gives an equal workload (WRK-1).
+
+    Args:
+        config: the workload's parameters.
+        seed: any integer >= 0.
+
+    Returns:
+        The workload, jobs in submit order.
+
+    Raises:
+        ValueError: a negative seed.
+    """
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     root = np.random.SeedSequence(seed)

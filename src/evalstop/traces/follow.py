@@ -13,8 +13,8 @@ what it folded.
   ``checkpoint-<step>`` folder): the position is the last step folded, and entries at or
   before it are skipped; the file is parsed again only when its size or time changed.
 
-Values are read as :func:`evalstop.traces.parse.parse_value` reads them for replay; a missing
-value is no evaluation; a step is :func:`~evalstop.traces.parse.parse_step`'s.
+Values are read as ``evalstop.traces.parse.parse_value`` reads them for replay; a missing
+value is no evaluation; a step is ``parse_step``'s.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ from typing import Any
 
 import attrs
 
-from evalstop.core.detectors import Detector
+from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.core.regret import classify, regret_fraction
+from evalstop.live.direction import ModeChoice, resolve_mode
 from evalstop.live.monitor import Mode, Monitor
 from evalstop.traces.model import Trace
 
@@ -47,6 +49,13 @@ class ReplayResult:
             when nothing is kept.
         truncated: None, or where the trace's incomplete last record was left out (a
             TensorBoard log still being written, spec ``TRC-14``).
+        fired_at_end: the detector fired at the last step, which is not a stop (``RPL-9``).
+        kept_step: the checkpoint the run ends with, as in the simulator: the best up to the
+            stop, or the last finite one when the run is not stopped (``RPL-9``).
+        kept_value: that checkpoint's value.
+        relative_regret: the kept checkpoint's regret as a fraction of the run's gain
+            (``RGT-1``, in the mode's direction), None when nothing is kept.
+        stop_class: ``harmful`` or ``benign`` for a stop (``RGT-2``), ``none`` without one.
     """
 
     path: str
@@ -64,6 +73,11 @@ class ReplayResult:
     curve_best_value: float
     regret: float | None
     truncated: str | None = None
+    fired_at_end: bool = False
+    kept_step: int | None = None
+    kept_value: float | None = None
+    relative_regret: float | None = None
+    stop_class: str = "none"
 
     def to_json_dict(self) -> dict[str, Any]:
         """The result as JSON-compatible values, keys in field order."""
@@ -78,40 +92,79 @@ def _losses(trace: Trace, loss: Trace | None, mode: Mode) -> list[float]:
     return [by_step.get(step, math.nan) for step in trace.steps]
 
 
+def _relative(trace: Trace, mode: Mode, kept_value: float | None) -> float | None:
+    """RGT-1 regret of ``kept_value`` on ``trace``, in the mode's direction."""
+    sign = 1.0 if mode == "max" else -1.0
+    finite = [sign * v for v in trace.values if math.isfinite(v)]
+    if kept_value is None or not finite:
+        return None
+    return regret_fraction(max(finite), finite[0], sign * kept_value)
+
+
+def _last_finite(trace: Trace) -> tuple[int, float] | None:
+    for step, value in zip(reversed(trace.steps), reversed(trace.values), strict=True):
+        if math.isfinite(value):
+            return step, value
+    return None
+
+
+def _kept(
+    trace: Trace, mode: Mode, stop: int | None, best_step: int | None, best_value: float | None
+) -> tuple[int | None, float | None, float | None, str]:
+    """``(kept_step, kept_value, relative_regret, stop_class)`` of a replay (``RPL-9``)."""
+    kept_step, kept_value = (best_step, best_value) if stop is not None else (None, None)
+    final = _last_finite(trace)
+    if stop is None and final is not None:
+        kept_step, kept_value = final
+    relative = _relative(trace, mode, kept_value)
+    stop_class = "none"
+    if stop is not None and relative is not None:
+        stop_class = classify(True, relative, collapsing=False).value
+    return kept_step, kept_value, relative, stop_class
+
+
 def replay(
     trace: Trace,
     detector: Detector[Any] | None = None,
-    mode: Mode = "max",
+    mode: ModeChoice = "auto",
     loss: Trace | None = None,
 ) -> ReplayResult:
-    """Run ``detector`` (default ``DeclineDetector(k=2)``) over ``trace``.
+    """Run ``detector`` (default ``DeclineDetector(k=2)``, the paper's rule) over ``trace``.
 
-    Each checkpoint reports the trace value as its eval score, ``step / last_step`` as its
-    estimated progress, and as its loss the value of ``loss`` at the same step (NaN where it
-    has none) or, without ``loss``, the score turned lower-is-better, so ``lossplateau``
-    watches the metric itself (spec ``RPL-4``).
+    ``mode="auto"`` takes the direction from the metric's name (``MON-13``); the result's
+    ``mode`` is the direction used. Each checkpoint reports the trace value as its eval score,
+    ``step / last_step`` as its estimated progress, and as its loss the value of ``loss`` at
+    the same step (NaN where it has none) or, without ``loss``, the score turned
+    lower-is-better, so ``lossplateau`` watches the metric itself (spec ``RPL-4``). A fire at
+    the trace's last step is not a stop: the run ends there anyway (``RPL-9``).
     """
-    monitor = Monitor(detector, mode)
+    direction = resolve_mode(mode, trace.metric)
+    monitor = Monitor(DeclineDetector() if detector is None else detector, direction)
     last = trace.last_step
     stop_step: int | None = None
     best_step: int | None = None
     best_value: float | None = None
+    fired_at_end = False
     evals = 0
     for step, value, loss_value in zip(
-        trace.steps, trace.values, _losses(trace, loss, mode), strict=True
+        trace.steps, trace.values, _losses(trace, loss, direction), strict=True
     ):
         progress = step / last if last > 0 else 1.0
         verdict = monitor.observe(_JOB, step, value, loss=loss_value, estimated_progress=progress)
         best_step, best_value, evals = verdict.best_step, verdict.best_score, verdict.evals
         if verdict.stopped:
-            stop_step = verdict.step
+            fired_at_end = verdict.step == last
+            stop_step = None if fired_at_end else verdict.step
             break
-    best_index = trace.best_index(mode)
+    best_index = trace.best_index(direction)
     curve_best = trace.values[best_index]
+    kept_step, kept_value, relative, stop_class = _kept(
+        trace, direction, stop_step, best_step, best_value
+    )
     return ReplayResult(
         path=trace.path,
         metric=trace.metric,
-        mode=mode,
+        mode=direction,
         detector=monitor.detector.name,
         stopped=stop_step is not None,
         stop_step=stop_step,
@@ -124,4 +177,9 @@ def replay(
         curve_best_value=curve_best,
         regret=None if best_value is None else abs(curve_best - best_value),
         truncated=trace.truncated,
+        fired_at_end=fired_at_end,
+        kept_step=kept_step,
+        kept_value=kept_value,
+        relative_regret=relative,
+        stop_class=stop_class,
     )

@@ -1,0 +1,149 @@
+"""What a scheduler researcher would write instead: an idiomatic SimPy model and a bare heapq loop.
+
+Both model what the engine does under ``fifo``: each job arrives, waits in a queue in arrival
+order, starts when FIFO first fit (no reservation) finds room at an arrival or a completion,
+reaches its checkpoints one after the other (the last one is its completion; the engine logs
+every one), and frees its GPUs. Equal-time ties follow the engine's rule (ENG-2): completions,
+then checkpoints, then arrivals; within a rank, the order in which the events were scheduled.
+:func:`outcome` reads the same (start, end) pairs from an evalstop result, so the benchmark
+checks that the three agree job by job before it compares their times.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Generator, Iterable, Sequence
+from typing import Any
+
+import simpy
+from simpy.events import NORMAL, URGENT, Event, EventPriority
+
+from evalstop.core.model import Job
+from evalstop.engine.log import LogKind, LogRecord
+
+__all__ = ["PeerJob", "outcome", "peer_jobs", "run_heapq", "run_simpy"]
+
+PeerJob = tuple[int, int, int, tuple[int, ...]]
+"""(job id, submit time, GPUs, service at each checkpoint; the last is the duration)."""
+
+Outcome = dict[int, tuple[int, int]]
+"""job id -> (start time, end time)."""
+
+
+def peer_jobs(jobs: Iterable[Job]) -> list[PeerJob]:
+    """The jobs as plain tuples, in arrival order (submit time, then id)."""
+    out = [
+        (
+            job.job_id,
+            job.spec.submit_time,
+            job.spec.gpus,
+            tuple(job.checkpoint_service(i) for i in range(1, job.checkpoints + 1)),
+        )
+        for job in jobs
+    ]
+    out.sort(key=lambda j: (j[1], j[0]))
+    return out
+
+
+def outcome(log: Iterable[LogRecord]) -> Outcome:
+    """Each finished job's first start and its finish, from an evalstop log."""
+    starts: dict[int, int] = {}
+    out: Outcome = {}
+    for record in log:
+        if record.kind is LogKind.START:
+            starts.setdefault(record.job_id, record.time)
+        elif record.kind is LogKind.FINISH:
+            out[record.job_id] = (starts[record.job_id], record.time)
+    return out
+
+
+LAST = EventPriority(NORMAL + 1)
+
+
+class _At(Event):
+    """A timeout with a priority, so that completions come before arrivals at equal times."""
+
+    def __init__(self, env: simpy.Environment, delay: int, priority: EventPriority) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, priority, delay)
+
+
+def run_simpy(jobs: Sequence[PeerJob], gpus: int) -> Outcome:
+    """The SimPy model: one process per job, a dispatcher called at arrivals and completions."""
+    env = simpy.Environment()
+    queue: list[PeerJob] = []
+    free = gpus
+    out: Outcome = {}
+    signals: dict[int, Event] = {}
+
+    def dispatch() -> None:
+        nonlocal free
+        kept: list[PeerJob] = []
+        for job in queue:
+            if job[2] <= free:
+                free -= job[2]
+                signals[job[0]].succeed(env.now)
+            else:
+                kept.append(job)
+        queue[:] = kept
+
+    def job_process(job: PeerJob) -> Generator[Event, Any, None]:
+        nonlocal free
+        job_id, submit, demand, services = job
+        yield _At(env, submit, LAST)  # arrivals last among equal-time events
+        signals[job_id] = env.event()
+        queue.append(job)
+        dispatch()
+        start = yield signals[job_id]
+        done, last = 0, len(services) - 1
+        for i, service in enumerate(services):
+            yield _At(env, service - done, URGENT if i == last else NORMAL)
+            done = service
+        free += demand
+        out[job_id] = (start, int(env.now))
+        dispatch()
+
+    for job in jobs:
+        env.process(job_process(job))
+    env.run()
+    return out
+
+
+def run_heapq(jobs: Sequence[PeerJob], gpus: int) -> Outcome:
+    """The bare loop: one heap of (time, rank, seq, job, checkpoint) tuples."""
+    heap = [(job[1], 2, index, index, 0) for index, job in enumerate(jobs)]  # seq = index
+    heapq.heapify(heap)
+    seq = len(heap)
+    queue: list[int] = []
+    free = gpus
+    started: dict[int, int] = {}
+    out: Outcome = {}
+    push, pop = heapq.heappush, heapq.heappop
+    while heap:
+        now, rank, _, index, cp = pop(heap)
+        job = jobs[index]
+        if rank == 2:
+            queue.append(index)
+        else:
+            services = job[3]
+            if cp < len(services):
+                rank = int(cp + 1 < len(services))  # 0: the next one is the completion
+                push(heap, (now + services[cp] - services[cp - 1], rank, seq, index, cp + 1))
+                seq += 1
+                continue
+            free += job[2]
+            out[job[0]] = (started[job[0]], now)
+        kept: list[int] = []
+        for q in queue:
+            demand = jobs[q][2]
+            if demand <= free:
+                free -= demand
+                started[jobs[q][0]] = now
+                push(heap, (now + jobs[q][3][0], int(len(jobs[q][3]) > 1), seq, q, 1))
+                seq += 1
+            else:
+                kept.append(q)
+        queue = kept
+    return out

@@ -1,0 +1,76 @@
+"""The detector scoreboard and ``evalstop detectors`` (SCB-1 to SCB-4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalstop.cli import main
+from evalstop.experiments import scoreboard
+from evalstop.experiments.scoreboard import (
+    DENSITIES,
+    DETECTORS,
+    TRADEOFF_Z,
+    render,
+    run_scoreboard,
+    to_json,
+)
+from evalstop.sim.worlds import WORLDS
+
+HEALTHY = Path(__file__).resolve().parents[1] / "data" / "healthy-supervised"
+
+
+@pytest.fixture(scope="module")
+def board() -> scoreboard.Scoreboard:
+    return run_scoreboard(jobs=24, healthy=HEALTHY)
+
+
+def test_scb1_every_detector_world_noise_and_density(board: scoreboard.Scoreboard) -> None:
+    """SCB-1: one cell per detector, world, noise and density, plus real and healthy curves."""
+    sim = [cell for cell in board.cells if cell.source == "sim"]
+    for world in WORLDS.values():
+        noises = {world.eval_noise, 0.02, 0.05, 0.12}
+        cells = [cell for cell in sim if cell.world == world.name]
+        assert {(c.noise, c.evals) for c in cells} == {(n, d) for n in noises for d in DENSITIES}
+        assert len(cells) == len(noises) * len(DENSITIES) * len(DETECTORS)
+    real = {cell.detector: cell.summary for cell in board.cells if cell.source == "real"}
+    healthy = {cell.detector: cell.summary for cell in board.cells if cell.source == "healthy"}
+    assert set(real) == set(healthy) == set(DETECTORS)
+    assert real["never"].recall == 0.0 and healthy["never"].harmful == 0
+    assert healthy["noise-aware"].runs == 12 and healthy["noise-aware"].collapsing == 0
+    assert len(board.tradeoff) == 2 * len(DENSITIES) * len(TRADEOFF_Z)
+
+
+def test_scb2_json_and_table_are_deterministic(board: scoreboard.Scoreboard) -> None:
+    """SCB-2: the JSON has every cell with its place, NaN as null; same seed, same numbers."""
+    payload = to_json(board)
+    text = json.dumps(payload, allow_nan=False)
+    assert json.loads(text)["cells"][0]["detector"] == DETECTORS[0]
+    assert to_json(run_scoreboard(jobs=24, healthy=HEALTHY)) == payload
+    table = render(board)
+    assert "real RLHF" in table and "healthy" in table and "noise-aware" in table
+
+
+def test_scb3_scb4_command_writes_json_and_png_and_rejects_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SCB-3, SCB-4: the command writes scoreboard.json (and the PNG); bad input exits 2."""
+    import evalstop.cli.detectors as command
+
+    def small(**kwargs: Any) -> scoreboard.Scoreboard:
+        return run_scoreboard(jobs=12, **{k: v for k, v in kwargs.items() if k != "quick"})
+
+    monkeypatch.setattr(command, "run_scoreboard", small)
+    assert main(["detectors", "--quick", "--out", str(tmp_path)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    payload = json.loads((tmp_path / "scoreboard.json").read_text(encoding="utf-8"))
+    assert {"cells", "tradeoff", "seed"} <= set(payload)
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "scoreboard.png").stat().st_size > 0
+    assert main(["detectors", "--seed", "-1"]) == 2
+    assert main(["detectors", "--healthy", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("evalstop: error:") == 2 and "Traceback" not in err
