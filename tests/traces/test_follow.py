@@ -114,7 +114,8 @@ def test_trainer_state_from_the_latest_checkpoint_wch_1(tmp_path: Path) -> None:
 
 
 def test_event_file_is_read_record_by_record_wch_1(tmp_path: Path) -> None:
-    """WCH-1: TensorBoard records after a byte offset; a partial record waits."""
+    """WCH-1: TensorBoard records after a byte offset; a partial record waits; WCH-6: a
+    checksum that does not match is reported."""
     summary = pytest.importorskip("tensorboard.summary")
     writer = summary.Writer(str(tmp_path))
     writer.add_scalar("loss", 1.0, 10)
@@ -133,6 +134,16 @@ def test_event_file_is_read_record_by_record_wch_1(tmp_path: Path) -> None:
     points, position = source.read(position)
     assert list(points) == [(20, 0.5), (30, 0.125)]
     assert position == path.stat().st_size
+    broken = bytearray(full)
+    broken[-6] ^= 0xFF  # inside the last record's data
+    path.write_bytes(bytes(broken))
+    with pytest.raises(SourceError, match="data's checksum does not match"):
+        source.read(None)
+    broken = bytearray(full)
+    broken[0] ^= 0xFF  # the first record's length
+    path.write_bytes(bytes(broken))
+    with pytest.raises(SourceError, match="byte 0: its length's checksum"):
+        source.read(None)
 
 
 def test_runs_are_sub_folders_with_logs_by_precedence_wch_1(tmp_path: Path) -> None:

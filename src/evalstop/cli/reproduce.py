@@ -10,13 +10,16 @@ from pathlib import Path
 
 import attrs
 
+from evalstop.cli.cluster_trace import add_trace_arguments, load_trace_workload, trace_spec
 from evalstop.cli.errors import CliError
 from evalstop.cli.output import OutputDir
-from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, plan
+from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, Settings, plan
 from evalstop.experiments.plots import PLOTS_HINT, plot_names, plots_available, write_plots
+from evalstop.experiments.ray_backend import Backend, BackendError, RayBackend
 from evalstop.experiments.report import render_report
 from evalstop.experiments.results import Results, build_results, results_json
 from evalstop.experiments.runner import default_workers, run_audits, run_plan
+from evalstop.sim.attach import AttachRule
 from evalstop.sim.worlds import WORLDS
 
 __all__ = ["OUTPUT_NAMES", "ProgressBar", "add_arguments", "run"]
@@ -59,6 +62,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run this world only (repeatable; default: every world, paper and calibrated)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_trace_arguments(parser)
+    parser.add_argument(
+        "--backend",
+        choices=("process", "ray"),
+        default="process",
+        help="run the simulations in local worker processes (default) or as Ray tasks: on a "
+        "fresh local Ray with --workers CPUs, or on the cluster at --address (evalstop[ray])",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        metavar="HOST:PORT",
+        help="with --backend ray: an existing Ray cluster (HOST:PORT, ray://HOST:PORT or auto)",
+    )
 
 
 class ProgressBar:
@@ -105,19 +122,45 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--workers must be >= 1, got {workers}")
     output = None if args.out is None else OutputDir(args.out, "--out", OUTPUT_NAMES)
 
+    backend, where = _backend(args, workers)
+    settings = _with_trace(args, settings)
+
     sims = plan(settings)
     started = time.perf_counter()
     progress = ProgressBar(f"{len(sims)} simulations", enabled=not args.no_progress)
-    figures = run_plan(settings, sims, workers=workers, progress=progress)
+    try:
+        figures = run_plan(settings, sims, workers=workers, progress=progress, backend=backend)
+    except BackendError as error:
+        raise CliError(str(error)) from None
     results = build_results(settings, figures, run_audits(settings))
     elapsed = time.perf_counter() - started
     report = render_report(results)
     print(report)
-    print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {workers} worker(s)")
+    print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {where}")
     if output is not None:
         for path in _write(output, report, results):
             print(f"wrote {path}")
     return 0
+
+
+def _with_trace(args: argparse.Namespace, settings: Settings) -> Settings:
+    """``settings`` on the trace the options name (PHL-5); the trace is read and fitted here,
+    before any worker starts, so that a bad one is one CLI line."""
+    spec = trace_spec(args, gpus=settings.gpus, jobs=settings.jobs, load=settings.load)
+    if spec is None:
+        return settings
+    load_trace_workload(spec, AttachRule(hacking_share=settings.hacking_share), 0)
+    return attrs.evolve(settings, trace=spec)
+
+
+def _backend(args: argparse.Namespace, workers: int) -> tuple[Backend | None, str]:
+    """The backend the options ask for, and how the summary line names it (RAY-1, RAY-2)."""
+    if args.backend == "ray":
+        where = f"Ray at {args.address}" if args.address else f"a local Ray with {workers} CPU(s)"
+        return RayBackend(address=args.address, cpus=workers), where
+    if args.address is not None:
+        raise CliError("--address needs --backend ray")
+    return None, f"{workers} worker(s)"
 
 
 def _write(output: OutputDir, report: str, results: Results) -> list[Path]:
@@ -128,7 +171,9 @@ def _write(output: OutputDir, report: str, results: Results) -> list[Path]:
             "results.json",
             json.dumps(results_json(results), indent=2, sort_keys=True, allow_nan=False) + "\n",
         )
-        if plots_available():
+        if results.settings.trace is not None:
+            print("no plots on a trace: they draw the synthetic sweeps")
+        elif plots_available():
             try:
                 write_plots(results, output.staging)
             except OSError as error:

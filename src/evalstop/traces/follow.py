@@ -8,7 +8,8 @@ what it folded.
   the header). Only complete lines (ending in a newline) are read; a partly written last line
   waits for the next poll.
 - TensorBoard event files grow by appending records: the position is a byte offset; only
-  complete records are read (their framing checked by length, like TensorBoard's own reader).
+  complete records are read, each checked against its CRC-32C checksums (a mismatch is
+  corruption, reported; a record cut short is the end of a log being written, and waits).
 - A ``trainer_state.json`` is rewritten whole at each save (in the run folder or in its latest
   ``checkpoint-<step>`` folder): the position is the last step folded, and entries at or
   before it are skipped; the file is parsed again only when its size or time changed.
@@ -31,6 +32,8 @@ from typing import Any
 from evalstop.live.watch import Point, Run, Source, SourceError
 from evalstop.traces.errors import TraceError
 from evalstop.traces.parse import STEP_CANDIDATES, Bad, parse_step, parse_value
+from evalstop.traces.tensorboard import _checksum
+from evalstop.traces.tfrecord import header_ok
 
 __all__ = [
     "CsvSource",
@@ -157,21 +160,30 @@ class EventFileSource:
         except OSError as error:
             raise SourceError(f"{self._path}: cannot read ({error.strerror})") from None
         event_pb2, tensor_util = _tensorboard(self.key)
+        crc = _checksum()
         points: list[Point] = []
         at = 0
         while at + _HEADER.size <= len(data):
+            if not header_ok(data[at : at + _HEADER.size], crc):
+                raise self._corrupt(offset + at, "its length's checksum does not match")
             (length, _crc) = _HEADER.unpack_from(data, at)
             end = at + _HEADER.size + length + _CRC
             if end > len(data):
-                break
+                break  # the incomplete end of a log being written: wait for the rest
+            payload = data[at + _HEADER.size : end - _CRC]
+            if crc(payload) != struct.unpack_from("<I", data, end - _CRC)[0]:
+                raise self._corrupt(offset + at, "its data's checksum does not match")
             event = event_pb2.Event()
             try:
-                event.ParseFromString(data[at + _HEADER.size : end - _CRC])
+                event.ParseFromString(payload)
             except Exception as error:  # protobuf's DecodeError
                 raise SourceError(f"{self._path}: a broken event record ({error})") from None
             points.extend(self._scalars(event, tensor_util))
             at = end
         return points, offset + at
+
+    def _corrupt(self, at: int, what: str) -> SourceError:
+        return SourceError(f"{self._path}: record at byte {at}: {what}; the file is corrupt")
 
     def _scalars(self, event: Any, tensor_util: Any) -> Iterable[Point]:
         if not event.HasField("summary"):
