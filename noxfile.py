@@ -96,8 +96,9 @@ def changelog(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Print the benchmark figures (simulator and monitor throughput)."""
-    _install(session)
+    """Print the benchmark figures: the engine against SimPy and a bare heapq loop, its growth
+    with the work, the monitor against a bare loop, and issue 12's goals (met or not)."""
+    _install(session, "bench")
     session.run("python", "benchmarks/run.py")
 
 

@@ -9,7 +9,7 @@ import importlib
 import sys
 from pathlib import Path
 
-BENCHMARKS = ("bench_simulator", "bench_monitor")
+BENCHMARKS = ("bench_engine", "bench_simulator", "bench_monitor", "bench_scale")
 
 
 def main() -> int:

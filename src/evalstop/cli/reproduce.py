@@ -10,14 +10,16 @@ from pathlib import Path
 
 import attrs
 
+from evalstop.cli.cluster_trace import add_trace_arguments, load_trace_workload, trace_spec
 from evalstop.cli.errors import CliError
 from evalstop.cli.output import OutputDir
-from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, plan
+from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, Settings, plan
 from evalstop.experiments.plots import PLOTS_HINT, plot_names, plots_available, write_plots
 from evalstop.experiments.ray_backend import Backend, BackendError, RayBackend
 from evalstop.experiments.report import render_report
 from evalstop.experiments.results import Results, build_results, results_json
 from evalstop.experiments.runner import default_workers, run_audits, run_plan
+from evalstop.sim.attach import AttachRule
 from evalstop.sim.worlds import WORLDS
 
 __all__ = ["OUTPUT_NAMES", "ProgressBar", "add_arguments", "run"]
@@ -34,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help=f"{QUICK.seeds} seeds a cell and {QUICK.jobs} jobs (well under a "
-        f"minute) instead of {FULL.seeds} seeds and {FULL.jobs} jobs",
+        help=f"{QUICK.seeds} seeds a cell and {QUICK.jobs} jobs (about a minute of CPU) "
+        f"instead of {FULL.seeds} seeds and {FULL.jobs} jobs",
     )
     parser.add_argument("--seeds", type=int, default=None, help="seeds a cell (overrides)")
     parser.add_argument("--jobs", type=int, default=None, help="jobs a workload (overrides)")
@@ -60,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run this world only (repeatable; default: every world, paper and calibrated)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_trace_arguments(parser)
     parser.add_argument(
         "--backend",
         choices=("process", "ray"),
@@ -120,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     output = None if args.out is None else OutputDir(args.out, "--out", OUTPUT_NAMES)
 
     backend, where = _backend(args, workers)
+    settings = _with_trace(args, settings)
 
     sims = plan(settings)
     started = time.perf_counter()
@@ -137,6 +141,16 @@ def run(args: argparse.Namespace) -> int:
         for path in _write(output, report, results):
             print(f"wrote {path}")
     return 0
+
+
+def _with_trace(args: argparse.Namespace, settings: Settings) -> Settings:
+    """``settings`` on the trace the options name (PHL-5); the trace is read and fitted here,
+    before any worker starts, so that a bad one is one CLI line."""
+    spec = trace_spec(args, gpus=settings.gpus, jobs=settings.jobs, load=settings.load)
+    if spec is None:
+        return settings
+    load_trace_workload(spec, AttachRule(hacking_share=settings.hacking_share), 0)
+    return attrs.evolve(settings, trace=spec)
 
 
 def _backend(args: argparse.Namespace, workers: int) -> tuple[Backend | None, str]:
@@ -157,7 +171,9 @@ def _write(output: OutputDir, report: str, results: Results) -> list[Path]:
             "results.json",
             json.dumps(results_json(results), indent=2, sort_keys=True, allow_nan=False) + "\n",
         )
-        if plots_available():
+        if results.settings.trace is not None:
+            print("no plots on a trace: they draw the synthetic sweeps")
+        elif plots_available():
             try:
                 write_plots(results, output.staging)
             except OSError as error:

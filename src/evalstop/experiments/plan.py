@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import attrs
 
+from evalstop.sim.philly import TraceSpec
 from evalstop.sim.workload import WorkloadConfig
 from evalstop.sim.worlds import WORLDS, world_named
 
@@ -66,6 +67,8 @@ class Settings:
     hacking_share: float = 0.6
     k: int = 2
     worlds: tuple[str, ...] = WORLD_NAMES
+    trace: TraceSpec | None = None
+    """A cluster trace's arrivals, durations and GPUs instead of synthetic ones (PHL-5)."""
 
     def config(self, sim: Sim) -> WorkloadConfig:
         """The workload of ``sim`` (its seed aside)."""
@@ -81,7 +84,7 @@ class Settings:
 
 
 QUICK = Settings(seeds=3, jobs=400)
-"""``--quick``: fewer, smaller cells; for a first look in well under a minute."""
+"""``--quick``: fewer, smaller cells; for a first look (about a minute of CPU time)."""
 
 FULL = Settings(seeds=10, jobs=1000)
 """The default: 10 seeds a cell, 1,000 jobs on 64 GPUs."""
@@ -179,7 +182,11 @@ def world_plan(settings: Settings, world: str) -> set[Sim]:
     only: it reports detection quality, which needs no base run)."""
     sims: set[Sim] = set()
     for seed in range(settings.seeds):
-        sims |= _seed_plan(settings, world, seed)
+        if settings.trace is None:
+            sims |= _seed_plan(settings, world, seed)
+        else:  # on a trace: the main and composability tables only (PHL-5)
+            systems = {*MAIN_SYSTEMS, *BASES, *(_system("evalstop", b) for b in BASES)}
+            sims.update(Sim.at(settings, world, seed, system) for system in systems)
     return sims
 
 

@@ -12,6 +12,7 @@ from evalstop.experiments.paper import PaperFigures, PaperValue
 from evalstop.experiments.plan import DENSITIES, DENSITY_KS, NOISES
 from evalstop.experiments.results import Results, Row, WorldResults
 from evalstop.experiments.tables import format_table
+from evalstop.sim.philly import fitted_trace
 
 __all__ = ["render_report", "render_world"]
 
@@ -179,6 +180,8 @@ def render_world(world: WorldResults, paper: PaperFigures | None) -> str:
                 return f"P >= {figures.base_rate_min_precision:.0%}"
             return f"P = {row.hacking_share:.0%}" if row.detector == "stopat-0.65" else "-"
 
+    if not world.noise:  # a trace: the main and composability tables only (PHL-5)
+        return "\n\n".join([header, _main(world, paper), _composability(world, paper)])
     parts = [
         header,
         _main(world, paper),
@@ -211,6 +214,13 @@ def render_report(results: Results) -> str:
         f"evalstop reproduce: {s.seeds} seeds a cell, {s.jobs} jobs on {s.gpus} GPUs, "
         f"load {s.load}, hacking share {s.hacking_share}, worlds {', '.join(s.worlds)}"
     )
+    if s.trace is not None:
+        fitted = fitted_trace(s.trace)
+        header += (
+            f"\non trace {s.trace.source} (window {s.trace.window or 'all'}): the first "
+            f"{len(fitted.records)} jobs, arrivals x{fitted.time_scale:.3g} for load {s.load}, "
+            f"{fitted.capped} capped at {fitted.gpus} GPUs; curves attached by seed (TAB-4)"
+        )
     worlds = [
         render_world(world, results.paper if world.world.name == "paper" else None)
         for world in results.worlds

@@ -30,6 +30,7 @@ from evalstop.experiments.plan import (
 )
 from evalstop.experiments.runner import Figures
 from evalstop.experiments.stats import Estimate, estimate
+from evalstop.sim.philly import fitted_trace
 from evalstop.sim.worlds import World, world_named
 
 __all__ = [
@@ -213,6 +214,17 @@ def _world_results(
     table = _Table(settings, name, figures)
     evalstop = f"evalstop+{MAIN_BASE}"
     densities = DENSITIES if name in DENSITY_WORLDS else ()
+    if settings.trace is not None:  # on a trace: the main and composability tables (PHL-5)
+        return WorldResults(
+            world=world_named(name),
+            main=tuple(table.row(system, MAIN_BASE) for system in MAIN_SYSTEMS),
+            composability=tuple(table.row(f"evalstop+{base}", base) for base in BASES),
+            noise=(),
+            base_rate=(),
+            k=(),
+            density=(),
+            leakage=leakage,
+        )
     return WorldResults(
         world=world_named(name),
         main=tuple(table.row(system, MAIN_BASE) for system in MAIN_SYSTEMS),
@@ -299,4 +311,12 @@ def results_json(results: Results) -> dict[str, Any]:
         },
         "worlds": {world.world.name: _world_json(world) for world in results.worlds},
         "paper": paper_json(results.paper),
+        **_trace_json(s),
     }
+
+
+def _trace_json(settings: Settings) -> dict[str, Any]:
+    """``{"trace": ...}`` on a trace (the spec and the fit, PHL-5), else nothing."""
+    if settings.trace is None:
+        return {}
+    return {"trace": {**settings.trace.describe(), **fitted_trace(settings.trace).describe()}}

@@ -16,12 +16,15 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
+from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.experiments.leakage import Leakage, audit
 from evalstop.experiments.plan import Settings, Sim
 from evalstop.experiments.ray_backend import Backend
+from evalstop.sim.attach import AttachRule
 from evalstop.sim.detection import detection_metrics
 from evalstop.sim.metrics import job_outcomes, system_metrics
+from evalstop.sim.philly import trace_workload
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.workload import generate
 
@@ -59,9 +62,8 @@ def run_group(group: Group) -> list[tuple[Sim, Figures]]:
     """Draw one workload and run every system of the group on it."""
     settings, sims = group
     first = sims[0]
-    workload = generate(settings.config(first), first.seed)
-    jobs = {job.job_id: job for job in workload.jobs}
-    cluster = Cluster(gpus=settings.gpus)
+    workload, cluster = _workload(settings, first)
+    jobs = {job.job_id: job for job in workload}
     out: list[tuple[Sim, Figures]] = []
     for sim in sims:
         result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
@@ -85,6 +87,24 @@ def run_group(group: Group) -> list[tuple[Sim, Figures]]:
         )
         out.append((sim, figures))
     return out
+
+
+def _rule(sim: Sim) -> AttachRule:
+    """The attachment rule of ``sim``'s cell: its world, noise, share and density (PHL-5)."""
+    return AttachRule(
+        hacking_share=sim.hacking_share,
+        world=sim.world,
+        eval_noise=sim.noise,
+        evals_per_run=sim.evals,
+    )
+
+
+def _workload(settings: Settings, sim: Sim) -> tuple[tuple[Job, ...], Cluster]:
+    """The jobs of ``sim``'s workload and the cluster they run on."""
+    if settings.trace is None:
+        return generate(settings.config(sim), sim.seed).jobs, Cluster(gpus=settings.gpus)
+    table, fitted = trace_workload(settings.trace, _rule(sim), sim.seed)
+    return table.jobs, Cluster(gpus=fitted.gpus)
 
 
 def _groups(settings: Settings, sims: Sequence[Sim]) -> list[Group]:
@@ -145,8 +165,11 @@ def run_audits(settings: Settings) -> dict[str, Leakage]:
     out: dict[str, Leakage] = {}
     for world in settings.worlds:
         sim = Sim.at(settings, world, 0, "srtf-est")
-        config = settings.config(sim)
-        jobs = [job for seed in range(settings.seeds) for job in generate(config, seed).jobs]
+        jobs = [
+            job
+            for seed in range(settings.seeds)
+            for job in _workload(settings, attrs.evolve(sim, seed=seed))[0]
+        ]
         out[world] = audit(jobs)
     return out
 
