@@ -480,3 +480,21 @@ def test_det7_lossplateau_rejects_a_bad_min_delta(bad: float) -> None:
     """DET-7: min_delta is a finite number >= 0; the error names the field and the value."""
     with pytest.raises(ValueError, match="min_delta"):
         LossPlateau(min_delta=bad)
+
+
+def test_det1_min_delta_makes_small_drops_ties() -> None:
+    """DET-1, DET-2: with min_delta a drop must exceed it to count; smaller drops reset."""
+    small = [0.5, 0.49, 0.48, 0.47]  # drops of 0.01
+    assert fold(DeclineDetector(2), small)[-1].fired
+    assert not any(v.fired for v in fold(DeclineDetector(2, min_delta=0.02), small))
+    big = [0.5, 0.4, 0.3]
+    assert fold(DeclineDetector(2, min_delta=0.02), big)[-1].fired
+    assert DeclineDetector(2, min_delta=0.02).name == "evalstop(k=2,min_delta=0.02)"
+    for bad in (-0.1, math.inf, math.nan):
+        with pytest.raises(ValueError, match="min_delta"):
+            DeclineDetector(2, min_delta=bad)
+    from evalstop.core.registry import make_detector
+
+    assert make_detector("evalstop", min_delta=0.02) == DeclineDetector(2, 0.02)
+    with pytest.raises(ValueError, match="--warmup-evals"):
+        make_detector("evalstop", warmup_evals=3)

@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help=f"{QUICK.seeds} seeds a cell and {QUICK.jobs} jobs (well under a "
-        f"minute) instead of {FULL.seeds} seeds and {FULL.jobs} jobs",
+        help=f"{QUICK.seeds} seeds a cell and {QUICK.jobs} jobs (about a minute of CPU) "
+        f"instead of {FULL.seeds} seeds and {FULL.jobs} jobs",
     )
     parser.add_argument("--seeds", type=int, default=None, help="seeds a cell (overrides)")
     parser.add_argument("--jobs", type=int, default=None, help="jobs a workload (overrides)")

@@ -38,8 +38,9 @@ S = TypeVar("S")
 def count_declines(count: int, previous: float | None, score: float) -> int:
     """Consecutive-decline count after ``score`` follows ``previous`` (spec ``DET-1``, ``DET-2``).
 
-    A decline is a score strictly lower than the previous valid score; a tie or a rise resets
-    the count; the first valid score starts it at 0.
+    A decline is a score strictly lower than ``previous`` (the previous valid score, lowered by
+    the detector's ``min_delta``); a tie or a rise resets the count; the first valid score
+    starts it at 0.
 
     pre: count >= 0
     pre: not math.isnan(score)
@@ -108,6 +109,11 @@ def _at_least_one(_inst: object, attribute: attrs.Attribute[int], value: int) ->
         raise ValueError(f"{attribute.name} must be >= 1, got {value!r}")
 
 
+def _non_negative_finite(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
+
+
 @attrs.frozen(slots=True)
 class DeclineDetector:
     """EvalStop's rule: fire at the ``k``-th consecutive decline of the eval score.
@@ -117,15 +123,20 @@ class DeclineDetector:
 
     Attributes:
         k: the consecutive declines that fire the detector.
+        min_delta: a decline must be more than this below the previous score, in the metric's
+            units (0: any strict decline, the paper's rule; spec ``DET-1``).
 
     Raises:
-        ValueError: ``k < 1``.
+        ValueError: ``k < 1`` or a negative or non-finite ``min_delta``.
     """
 
     k: int = attrs.field(default=2, validator=_at_least_one)
+    min_delta: float = attrs.field(default=0.0, validator=_non_negative_finite)
 
     @property
     def name(self) -> str:
+        if self.min_delta:
+            return f"evalstop(k={self.k},min_delta={self.min_delta:g})"
         return f"evalstop(k={self.k})"
 
     def initial(self) -> DeclineState:
@@ -135,7 +146,9 @@ class DeclineDetector:
         score = obs.eval_score
         if not math.isfinite(score):
             return state
-        return DeclineState(count_declines(state.declines, state.previous, score), score)
+        previous = state.previous
+        threshold = None if previous is None else previous - self.min_delta
+        return DeclineState(count_declines(state.declines, threshold, score), score)
 
     def fired(self, state: DeclineState) -> bool:
         return state.declines >= self.k
@@ -174,11 +187,6 @@ class StopAtProgress:
 
     def fired(self, state: bool) -> bool:
         return state
-
-
-def _non_negative_finite(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
 
 
 @attrs.frozen(slots=True)
@@ -316,7 +324,9 @@ def observe_decline(
         return Watch(watch.rule, watch.evals, watch.best_step, watch.best_score, step)
     state = watch.rule
     previous = state.previous
-    declines = state.declines + 1 if previous is not None and score < previous else 0
+    declines = (
+        state.declines + 1 if previous is not None and score < previous - detector.min_delta else 0
+    )
     best_step, best_score = watch.best_step, watch.best_score
     if best_score is None or score > best_score:
         best_step, best_score = step, score

@@ -71,9 +71,10 @@ def make_detector(
     """The detector called ``name`` (see the module docstring).
 
     ``knobs`` (``min_delta``, ``warmup_evals``, ``warmup_steps``, ``baseline``) set the
-    ``noise-aware`` detector's parameters; any other detector refuses them with a
-    ``ValueError``. Raises :class:`UnknownNameError` for an unknown name and ``ValueError`` for
-    a bad parameter (``k < 1``, a fraction outside (0, 1], a bad knob).
+    ``noise-aware`` detector's parameters; ``evalstop`` takes ``min_delta`` (``DET-1``); any
+    other knob or detector refuses them with a ``ValueError``. Raises
+    :class:`UnknownNameError` for an unknown name and ``ValueError`` for a bad parameter
+    (``k < 1``, a fraction outside (0, 1], a bad knob).
     """
     given = {key: value for key, value in knobs.items() if value is not None}
     unknown = sorted(set(given) - set(KNOBS))
@@ -81,9 +82,14 @@ def make_detector(
         raise ValueError(f"unknown detector knob(s): {', '.join(unknown)}")
     if name == "noise-aware":
         return NoiseAwareDetector(**given)  # type: ignore[arg-type]
+    if name == "evalstop" and set(given) <= {"min_delta"}:
+        return DeclineDetector(k, float(given.get("min_delta") or 0.0))
     if given:
         options = ", ".join("--" + key.replace("_", "-") for key in sorted(given))
-        raise ValueError(f"{options}: only the noise-aware detector takes these knobs")
+        raise ValueError(
+            f"{options}: only the noise-aware detector takes these knobs "
+            "(evalstop takes --min-delta)"
+        )
     if name == "evalstop":
         return DeclineDetector(k)
     if name == "lossplateau":

@@ -84,7 +84,7 @@ class Settings:
 
 
 QUICK = Settings(seeds=3, jobs=400)
-"""``--quick``: fewer, smaller cells; for a first look in well under a minute."""
+"""``--quick``: fewer, smaller cells; for a first look (about a minute of CPU time)."""
 
 FULL = Settings(seeds=10, jobs=1000)
 """The default: 10 seeds a cell, 1,000 jobs on 64 GPUs."""
