@@ -18,7 +18,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 TARGET_ROWS = 1_000
