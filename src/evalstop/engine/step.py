@@ -88,10 +88,10 @@ class _Draft:
 def step(world: World, state: SimState, event: Event) -> Transition:
     """Apply ``event`` to ``state`` and then the policy's decision (pure; spec ``ENG-1..13``).
 
-    The spec's phases, in order: the event itself (:func:`_arrive` or :func:`_checkpoint`),
-    consulting the policy (:func:`_consult_policy`), then the decision's stops
-    (:func:`_apply_stops`), preemptions (:func:`_apply_preemptions`) and starts
-    (:func:`_apply_starts`).
+    The spec's phases, in order, each a private function of this module: the event itself
+    (``_arrive`` or ``_checkpoint``), consulting the policy (``_consult_policy``), then the
+    decision's stops (``_apply_stops``), preemptions (``_apply_preemptions``) and starts
+    (``_apply_starts``).
     """
     if event.time < state.time:
         raise EngineError(f"event at t={event.time} is before the clock t={state.time}")
