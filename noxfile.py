@@ -1,4 +1,4 @@
-"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests and adapters.
+"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests, adapters and docs.
 
 Every session installs what it needs from PyPI into its own virtualenv, so the only thing a
 fresh machine needs is Python 3.11+ and ``pip install nox``.
@@ -10,7 +10,7 @@ import os
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "adapters"]
+nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
