@@ -33,8 +33,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 import numpy as np
 
-from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
-from evalstop.sim.curves import CurveSample, rlhf_curves, saturating_curves
+from evalstop.core.model import Job, JobKind, JobSpec
 from evalstop.sim.tables import JobRecord, JobTable, TableError, records_from_rows
 from evalstop.sim.workload import (
     DEFAULT_MIX,
@@ -44,6 +43,7 @@ from evalstop.sim.workload import (
     SECONDS_PER_STEP,
     WorkloadConfig,
     curve_stream,
+    draw_run,
     schedule,
 )
 from evalstop.sim.worlds import PAPER, World, world_named
@@ -154,21 +154,6 @@ def _kind_of(
     return names[min(int(np.searchsorted(cumulative, draw, side="right")), len(names) - 1)]
 
 
-def _curves(
-    kind: JobKind, hacking: bool, fractions: np.ndarray, rng: np.random.Generator, c: WorkloadConfig
-) -> CurveSample:
-    if kind is JobKind.RLHF:
-        return rlhf_curves(
-            fractions,
-            hacking=hacking,
-            world=c.world,
-            rng=rng,
-            eval_noise=c.sigma,
-            loss_noise=c.loss_noise,
-        )
-    return saturating_curves(fractions, rng=rng, eval_noise=c.sigma, loss_noise=c.loss_noise)
-
-
 def _schedule(
     record: JobRecord, kind: JobKind, estimate_factor: float, config: WorkloadConfig
 ) -> tuple[int, int, int, list[int]]:
@@ -202,18 +187,7 @@ def _job(
     config: WorkloadConfig,
 ) -> Job:
     duration, estimate, interval, steps = _schedule(record, kind, estimate_factor, config)
-    fractions = np.array(steps, dtype=np.float64) / steps[-1]
-    sample = _curves(kind, hacking, fractions, curve_rng, config)
-    proxy = sample.proxy_reward
-    observations = tuple(
-        Observation(
-            step=step,
-            eval_score=float(sample.eval_score[j]),
-            loss=float(sample.loss[j]),
-            proxy_reward=None if proxy is None else float(proxy[j]),
-        )
-        for j, step in enumerate(steps)
-    )
+    truth, observations = draw_run(kind, hacking, steps, duration, curve_rng, config)
     spec = JobSpec(
         job_id=index,
         kind=kind,
@@ -223,13 +197,6 @@ def _job(
         eval_interval=interval,
         tenant=record.tenant,
         name=record.job_id,
-    )
-    truth = JobTruth(
-        total_steps=steps[-1],
-        duration=duration,
-        hacking=hacking,
-        quality=sample.quality,
-        peak_fraction=sample.peak_fraction,
     )
     return Job(spec, truth, observations)
 

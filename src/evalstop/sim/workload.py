@@ -47,6 +47,7 @@ __all__ = [
     "WorkloadConfig",
     "curve_seeds",
     "curve_stream",
+    "draw_run",
     "expected_gpu_seconds",
     "generate",
     "schedule",
@@ -248,6 +249,52 @@ def _curves(
     )
 
 
+def draw_run(
+    kind: JobKind,
+    hacking: bool,
+    steps: list[int],
+    duration: int,
+    rng: np.random.Generator,
+    config: WorkloadConfig,
+) -> tuple[JobTruth, tuple[Observation, ...]]:
+    """A run's hidden truth and its reports at checkpoint ``steps``, curves from ``rng``.
+
+    The one place a synthetic run's curves become observations: generated workloads and table
+    workloads (:mod:`evalstop.sim.attach`) both draw through it.
+
+    Args:
+        kind: the job's kind (RLHF runs get the world's RLHF curves, others saturate).
+        hacking: the hidden label.
+        steps: checkpoint steps, strictly increasing; the last is the run's end.
+        duration: the true service time in seconds.
+        rng: the job's curve stream.
+        config: the workload's parameters (world, noise).
+
+    Returns:
+        The truth and one observation per checkpoint.
+    """
+    fractions = np.array(steps, dtype=np.float64) / steps[-1]
+    sample = _curves(kind, hacking, fractions, rng, config)
+    proxy = sample.proxy_reward
+    observations = tuple(
+        Observation(
+            step=step,
+            eval_score=float(sample.eval_score[j]),
+            loss=float(sample.loss[j]),
+            proxy_reward=None if proxy is None else float(proxy[j]),
+        )
+        for j, step in enumerate(steps)
+    )
+    truth = JobTruth(
+        total_steps=steps[-1],
+        duration=duration,
+        hacking=hacking,
+        quality=sample.quality,
+        peak_fraction=sample.peak_fraction,
+    )
+    return truth, observations
+
+
 def schedule(
     kind: JobKind, drawn_duration: int, estimate: int, config: WorkloadConfig
 ) -> tuple[int, int, list[int]]:
@@ -285,25 +332,7 @@ def _job(
 ) -> Job:
     duration, interval, steps = schedule(spec.kind, drawn_duration, spec.estimated_duration, config)
     curve_rng = curve_stream(curves_seq, i)
-    fractions = np.array(steps, dtype=np.float64) / steps[-1]
-    sample = _curves(spec.kind, hacking, fractions, curve_rng, config)
-    proxy = sample.proxy_reward
-    observations = tuple(
-        Observation(
-            step=step,
-            eval_score=float(sample.eval_score[j]),
-            loss=float(sample.loss[j]),
-            proxy_reward=None if proxy is None else float(proxy[j]),
-        )
-        for j, step in enumerate(steps)
-    )
-    truth = JobTruth(
-        total_steps=steps[-1],
-        duration=duration,
-        hacking=hacking,
-        quality=sample.quality,
-        peak_fraction=sample.peak_fraction,
-    )
+    truth, observations = draw_run(spec.kind, hacking, steps, duration, curve_rng, config)
     return Job(attrs.evolve(spec, eval_interval=interval), truth, observations)
 
 
