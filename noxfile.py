@@ -259,22 +259,42 @@ def _listed_equivalents(session: nox.Session, statuses: dict[str, str]) -> set[s
         entries = tomllib.load(file).get("equivalent", [])
     valid: set[str] = set()
     for entry in entries:
-        name, line = entry["mutant"], entry["line"].strip()
+        name, line = entry["mutant"], " ".join(entry["line"].split())
         if statuses.get(name) != "survived":
             if name in statuses:
                 session.warn(f"equivalent {name} is {statuses[name]}, not counted")
             continue
-        diff = str(session.run("mutmut", "show", name, silent=True) or "")
-        added = [
-            row[1:].strip()
-            for row in diff.splitlines()
-            if row.startswith("+") and not row.startswith("+++")
-        ]
-        if line in added:
+        if line in _mutated_lines(name):
             valid.add(name)
         else:
             session.warn(f"stale equivalent {name}: it no longer writes {line!r}")
     return valid
+
+
+def _mutated_lines(name: str) -> set[str]:
+    """The lines (whitespace collapsed) of mutant ``name`` that its original does not have.
+
+    Read from mutmut's rewritten module in mutants/, which holds every mutant of a function
+    next to its original (``<function>__mutmut_<n>`` and ``<function>__mutmut_orig``).
+    """
+    import ast
+
+    module, _, function = name.rpartition(".x")
+    path = os.path.join("mutants", "src", *module.split(".")) + ".py"
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    bodies = {
+        node.name: ast.get_source_segment(text, node) or ""
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    mutant = "x" + function
+    original = mutant.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
+
+    def lines(body: str) -> set[str]:
+        return {" ".join(row.split()) for row in body.splitlines()[1:]}
+
+    return lines(bodies.get(mutant, "")) - lines(bodies.get(original, ""))
 
 
 def _mutation_table(
