@@ -37,7 +37,7 @@ import attrs
 
 from evalstop.core.boundary import CheckpointView
 
-__all__ = ["ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
+__all__ = ["KEEP_RULES", "ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
 
 ROUGHNESS_TO_SIGMA = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
 """E|e| / sigma for a second difference ``e`` of independent N(0, sigma^2) scores."""
@@ -59,6 +59,9 @@ class NoiseState:
         peak: the highest level so far (or the baseline), minus ``origin``.
         peak_weight: ``weight`` of the level at the peak (0 for a baseline).
         alarm: whether the rule holds after the last valid evaluation.
+        track: the keep rule's exponentially weighted level minus ``origin`` (``NAD-10``).
+        kept_level: the highest ``track`` so far; kept_step: the step where it was reached.
+        kept_score: the score reported at ``kept_step`` (as reported, not relative).
     """
 
     evals: int = 0
@@ -73,6 +76,10 @@ class NoiseState:
     peak: float = 0.0
     peak_weight: float = 0.0
     alarm: bool = False
+    track: float = 0.0
+    kept_level: float = 0.0
+    kept_step: int = 0
+    kept_score: float = 0.0
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -97,6 +104,15 @@ def _optional_finite(
         raise ValueError(f"{attribute.name} must be a finite number or None, got {value!r}")
 
 
+KEEP_RULES: tuple[str, ...] = ("best", "level")
+"""``best``: keep the best reported score (``DET-4``); ``level``: the best smoothed level."""
+
+
+def _keep_rule(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in KEEP_RULES:
+        raise ValueError(f"{attribute.name} must be one of {KEEP_RULES}, got {value!r}")
+
+
 @attrs.frozen(slots=True)
 class NoiseAwareDetector:
     """Fire when the smoothed score has fallen from its peak by more than the noise explains.
@@ -110,6 +126,9 @@ class NoiseAwareDetector:
         min_delta: the drop must also exceed this, in the metric's units (0).
         baseline: when set, the peak starts at this score (in higher-is-better units), so a
             run that never gets near it is stopped too (None).
+        keep: the checkpoint to keep: ``level``, the one where a smoothed level of the scores
+            was highest, or ``best``, the best reported score (``NAD-10``).
+        keep_memory: the memory of the keep rule's level, as ``memory`` (0.2).
 
     The defaults were fixed in the simulator before any real curve was scored (spec ``NAD-9``).
     """
@@ -120,6 +139,8 @@ class NoiseAwareDetector:
     warmup_steps: int = attrs.field(default=0, validator=_count)
     min_delta: float = attrs.field(default=0.0, validator=_non_negative)
     baseline: float | None = attrs.field(default=None, validator=_optional_finite)
+    keep: str = attrs.field(default="best", validator=_keep_rule)
+    keep_memory: float = attrs.field(default=0.2, validator=_positive)
 
     @property
     def name(self) -> str:
@@ -133,6 +154,8 @@ class NoiseAwareDetector:
         ]
         if self.baseline is not None:
             extras.append(f"baseline={self.baseline:g}")
+        if self.keep == "level":
+            extras.append(f"keep=level({self.keep_memory:g})")
         core = f"z={self.z:g},memory={self.memory:g},warmup={self.warmup_evals}"
         return f"noise-aware({','.join([core, *extras])})"
 
@@ -148,7 +171,8 @@ class NoiseAwareDetector:
             return self._first(score, obs.step)
         value = score - state.origin
         gap = max(obs.step - state.step, 0)
-        alpha = -math.expm1(-gap / (self.memory * max(obs.step, 1)))
+        elapsed = max(obs.step, 1)
+        alpha = -math.expm1(-gap / (self.memory * elapsed))
         level = state.level + alpha * (value - state.level)
         weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
         roughness, differences = state.roughness, state.differences
@@ -161,6 +185,12 @@ class NoiseAwareDetector:
         evals = state.evals + 1
         variance = weight + peak_weight
         alarm = self._alarm(evals, obs.step, peak - level, variance, roughness, differences)
+        track = state.track - math.expm1(-gap / (self.keep_memory * elapsed)) * (
+            value - state.track
+        )
+        kept = (state.kept_level, state.kept_step, state.kept_score)
+        if track > state.kept_level:
+            kept = (track, obs.step, score)
         return NoiseState(
             evals,
             obs.step,
@@ -174,10 +204,20 @@ class NoiseAwareDetector:
             peak,
             peak_weight,
             alarm,
+            track,
+            *kept,
         )
 
     def fired(self, state: NoiseState) -> bool:
         return state.alarm
+
+    def kept(self, state: NoiseState) -> tuple[int, float] | None:
+        """``(step, score)`` of the checkpoint to keep under ``keep="level"`` (``NAD-10``);
+        None under ``keep="best"`` (the watch's best reported score, ``DET-4``) or before the
+        first valid score."""
+        if self.keep != "level" or state.origin is None:
+            return None
+        return state.kept_step, state.kept_score
 
     def threshold(self, state: NoiseState) -> float:
         """The drop that fires in ``state`` (inf before the first second difference)."""
@@ -187,7 +227,10 @@ class NoiseAwareDetector:
         peak, peak_weight = 0.0, 1.0
         if self.baseline is not None and self.baseline - score > 0.0:
             peak, peak_weight = self.baseline - score, 0.0
-        return NoiseState(1, step, score, 0.0, 0.0, 0.0, 1.0, 0.0, 0, peak, peak_weight, False)
+        return NoiseState(
+            1, step, score, 0.0, 0.0, 0.0, 1.0, 0.0, 0, peak, peak_weight, False, 0.0, 0.0, step,
+            score,
+        )
 
     def _threshold(self, roughness: float, count: int, variance: float) -> float:
         if count == 0:
