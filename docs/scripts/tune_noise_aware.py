@@ -24,6 +24,15 @@ Selection rule, written before any result of this script was seen:
 3. among tied candidates, the highest recall averaged over the six goal cells; then the
    largest ``z`` (the more cautious), then the largest warm-up.
 
+Added after the first full run, which left keep rules of one stop configuration tied (same
+stops, so the same recall, ``z`` and warm-up; the script had broken the tie by grid order):
+4. then the lowest mean regret (rule 2's own measure). It can only choose among keep rules of
+   identical stops, so it changes no recall or harmful rate.
+
+The keep-rule table prints, for the chosen stop configuration, every keep rule's mean regret
+and stop regret (regret over the stops of collapsing runs) per cell: the before/after of
+``NAD-10``.
+
 Each candidate's runs are folded with the detector itself (``NoiseAwareDetector.update``); the
 script checks that its fold equals :func:`evalstop.sim.detection.fold_job` on a sample.
 """
@@ -203,7 +212,7 @@ def report(results: list, cells: dict) -> None:  # type: ignore[type-arg]
     pool = feasible_rows or rows
     best_regret = min(r[2] for r in pool)
     tied = [r for r in pool if r[2] <= best_regret + TIE]
-    chosen = max(tied, key=lambda r: (r[3], r[0][0], r[0][2]))
+    chosen = max(tied, key=lambda r: (r[3], r[0][0], r[0][2], -r[2]))
     print("\nbest 15 by rule 2 (mean regret over goal cells), feasible only:")
     print("  candidate                                         regret  recall  max harmful")
     for r in sorted(pool, key=lambda r: (r[2], -r[3]))[:15]:
@@ -212,6 +221,7 @@ def report(results: list, cells: dict) -> None:  # type: ignore[type-arg]
     for r in sorted([r for r in rows if not r[1]], key=lambda r: r[2])[:5]:
         print(f"  {_label(r[0]):48s}  {r[2]:6.1%}  {r[3]:6.1%}  {r[4]:6.1%}")
     print(f"\nchosen: {_label(chosen[0])} (tied within 0.1 point: {len(tied)})")
+    keep_table(results, chosen[0])
     for label, candidate in (("chosen", chosen[0]), ("old defaults", (2.0, 0.2, 5, ("best", 0.2)))):
         sums = next(s for c, s in results if c == candidate)
         print(f"\n{label}: {_label(candidate)}")
@@ -220,6 +230,18 @@ def report(results: list, cells: dict) -> None:  # type: ignore[type-arg]
             sigma = cells[(world, n)].sigma
             print(f"  {world:10s} s={sigma:.3f} n={n:2d}  {s.recall:6.1%}  {s.harmful_rate:7.1%}"
                   f"  {s.benign_rate:6.1%}  {s.mean_regret:11.1%}  {s.stop_regret:11.1%}")
+
+
+def keep_table(results: list, chosen: tuple) -> None:  # type: ignore[type-arg]
+    """Every keep rule's mean / stop regret per cell, for the chosen stop configuration."""
+    print(f"\nkeep rules at z={chosen[0]:g} memory={chosen[1]:g} warmup={chosen[2]} "
+          "(mean regret / stop regret per cell):")
+    for candidate, sums in results:
+        if candidate[:3] != chosen[:3]:
+            continue
+        cells = "  ".join(f"{s.mean_regret:6.1%}/{s.stop_regret:5.1%}" for s in sums.values())
+        print(f"  {_label(candidate).split()[-1]:18s} {cells}")
+    print("  (cells in the order of the cell list above)")
 
 
 if __name__ == "__main__":

@@ -98,7 +98,16 @@ def test_nad4_baseline_stops_a_run_that_stays_far_below_it() -> None:
     """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
     flat = [0.0, 0.01, 0.0, 0.01, 0.0, 0.01, 0.0, 0.01]
     assert run(NoiseAwareDetector(), flat)[1] is None
-    assert run(NoiseAwareDetector(baseline=1.0), flat)[1] == 50
+    assert run(NoiseAwareDetector(baseline=1.0, warmup_evals=5), flat)[1] == 50
+    assert run(NoiseAwareDetector(baseline=1.0, warmup_evals=4), flat)[1] == 40
+
+
+def test_nad4_a_five_checkpoint_collapse_can_be_stopped_before_its_end() -> None:
+    """NAD-4, NAD-9: with the default warm-up (4) a steady fall on a 5-point curve fires at its
+    4th checkpoint, a stop before the run's end; the old warm-up of 5 could not."""
+    short = [1.0, 1.02, 0.6, 0.2, -0.2]
+    assert run(NoiseAwareDetector(), short)[1] == 40
+    assert run(NoiseAwareDetector(warmup_evals=5), short)[1] == 50
 
 
 scores_strategy = st.lists(
@@ -168,17 +177,19 @@ def test_nad8_bad_parameters_are_value_errors(kwargs: dict[str, float]) -> None:
 
 def test_nad8_name_shows_non_default_knobs() -> None:
     """NAD-8: parameters are validated and non-default knobs show in the name."""
-    assert NoiseAwareDetector().name == "noise-aware(z=2,memory=0.2,warmup=5)"
+    assert NoiseAwareDetector().name == "noise-aware(z=2.25,memory=0.3,warmup=4)"
     assert NoiseAwareDetector(min_delta=0.5, baseline=1.0).name == (
-        "noise-aware(z=2,memory=0.2,warmup=5,min_delta=0.5,baseline=1)"
+        "noise-aware(z=2.25,memory=0.3,warmup=4,min_delta=0.5,baseline=1)"
     )
-    assert NoiseAwareDetector(keep="level", keep_memory=0.1).name.endswith(",keep=level(0.1))")
+    assert NoiseAwareDetector(keep_memory=0.1).name.endswith(",keep=level(0.1))")
+    assert NoiseAwareDetector(keep="best").name.endswith(",keep=best)")
 
 
 def test_nad9_defaults_are_the_committed_simulator_choice() -> None:
     """NAD-9: the defaults are the committed simulator choice."""
     detector = NoiseAwareDetector()
-    assert (detector.z, detector.memory, detector.warmup_evals) == (2.0, 0.2, 5)
+    assert (detector.z, detector.memory, detector.warmup_evals) == (2.25, 0.3, 4)
+    assert (detector.keep, detector.keep_memory) == ("level", 0.05)
 
 
 def test_nad5_monitor_state_round_trips_through_json() -> None:
@@ -220,7 +231,7 @@ def test_nad10_level_keep_ignores_a_lucky_spike_the_argmax_keeps() -> None:
     scores = [1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, 1.2, 1.2, 1.2]
     kept_by = {}
     for keep in ("best", "level"):
-        detector = NoiseAwareDetector(keep=keep)
+        detector = NoiseAwareDetector(keep=keep, keep_memory=0.2)
         watch = start_watch(detector)
         for step, score in zip(steps, scores, strict=True):
             watch = observe(detector, watch, view(step, score))

@@ -232,8 +232,8 @@ def test_nad10_replay_keeps_the_noise_aware_level_checkpoint() -> None:
     steps = [1000 + 10 * i for i in range(30)]
     values = [1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, *[1.2] * 5, *[1.2 - 0.3 * i for i in range(1, 19)]]
     trace = Trace("t", "m", TraceFormat.CSV, steps, values)
-    best = replay(trace, NoiseAwareDetector(), mode="max")
-    level = replay(trace, NoiseAwareDetector(keep="level"), mode="max")
+    best = replay(trace, NoiseAwareDetector(keep="best"), mode="max")
+    level = replay(trace, NoiseAwareDetector(keep="level", keep_memory=0.2), mode="max")
     assert best.stopped and level.stopped and best.stop_step == level.stop_step
     assert (best.kept_step, best.kept_value) == (1030, 2.0)
     assert (level.kept_step, level.kept_value) == (1110, 1.2)
@@ -419,7 +419,7 @@ def test_rpl9_last_point_fire_regret_and_knobs(
     stopped = cli_json(capsys, str(path), "--k", "1")
     assert (stopped["stop_step"], stopped["kept_step"], stopped["stop_class"]) == (3, 2, "benign")
     knobbed = cli_json(capsys, str(path), "--detector", "noise-aware", "--warmup-evals", "2")
-    assert knobbed["detector"] == "noise-aware(z=2,memory=0.2,warmup=2)"
+    assert knobbed["detector"] == "noise-aware(z=2.25,memory=0.3,warmup=2)"
     code, _, err = cli(capsys, str(path), "--warmup-evals", "3")
     assert code == 2 and "--warmup-evals" in err and "noise-aware" in err
     delta = cli_json(capsys, str(path), "--k", "1", "--min-delta", "0.2")  # DET-1: drops of 0.1

@@ -25,8 +25,9 @@ run whose level stays well below it is stopped too (Keras' ``baseline``).
 
 The state stores levels relative to the run's first valid score, so an affine change of the
 metric (positive scale, any shift) changes no decision (``NAD-6``), and a NaN report leaves the
-state untouched (``NAD-7``). Defaults were chosen in the simulator only; see
-``spec/detectors.md`` for the data and the comparison that chose them.
+state untouched (``NAD-7``). The checkpoint to keep is where a second, shorter-memory level
+peaked, not the luckiest report (``keep="level"``, ``NAD-10``). Defaults were chosen in the
+simulator only (``docs/scripts/tune_noise_aware.py``); see ``spec/detectors.md``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import attrs
 
 from evalstop.core.boundary import CheckpointView
 
-__all__ = ["KEEP_RULES", "ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
+__all__ = ["KEEP_MEMORY", "KEEP_RULES", "ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
 
 ROUGHNESS_TO_SIGMA = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
 """E|e| / sigma for a second difference ``e`` of independent N(0, sigma^2) scores."""
@@ -104,6 +105,9 @@ def _optional_finite(
         raise ValueError(f"{attribute.name} must be a finite number or None, got {value!r}")
 
 
+KEEP_MEMORY = 0.05
+"""The default ``keep_memory`` (``NAD-9``)."""
+
 KEEP_RULES: tuple[str, ...] = ("best", "level")
 """``best``: keep the best reported score (``DET-4``); ``level``: the best smoothed level."""
 
@@ -118,29 +122,30 @@ class NoiseAwareDetector:
     """Fire when the smoothed score has fallen from its peak by more than the noise explains.
 
     Attributes:
-        z: how many standard deviations of the drop under noise alone make a decline (2).
-        memory: the level's memory, as a fraction of the steps elapsed so far (0.2).
-        warmup_evals: no stop before this many valid evaluations (5: the noise estimate needs
-            a few second differences).
+        z: how many standard deviations of the drop under noise alone make a decline (2.25).
+        memory: the level's memory, as a fraction of the steps elapsed so far (0.3).
+        warmup_evals: no stop before this many valid evaluations (4: the noise estimate needs
+            a few second differences; the Student-t widening guards the first ones).
         warmup_steps: no stop before this step (0).
         min_delta: the drop must also exceed this, in the metric's units (0).
         baseline: when set, the peak starts at this score (in higher-is-better units), so a
             run that never gets near it is stopped too (None).
         keep: the checkpoint to keep: ``level``, the one where a smoothed level of the scores
             was highest, or ``best``, the best reported score (``NAD-10``).
-        keep_memory: the memory of the keep rule's level, as ``memory`` (0.2).
+        keep_memory: the memory of the keep rule's level, as ``memory`` (0.05).
 
-    The defaults were fixed in the simulator before any real curve was scored (spec ``NAD-9``).
+    The defaults were chosen in the simulator only, by ``docs/scripts/tune_noise_aware.py``
+    (spec ``NAD-9``).
     """
 
-    z: float = attrs.field(default=2.0, validator=_positive)
-    memory: float = attrs.field(default=0.2, validator=_positive)
-    warmup_evals: int = attrs.field(default=5, validator=_count)
+    z: float = attrs.field(default=2.25, validator=_positive)
+    memory: float = attrs.field(default=0.3, validator=_positive)
+    warmup_evals: int = attrs.field(default=4, validator=_count)
     warmup_steps: int = attrs.field(default=0, validator=_count)
     min_delta: float = attrs.field(default=0.0, validator=_non_negative)
     baseline: float | None = attrs.field(default=None, validator=_optional_finite)
-    keep: str = attrs.field(default="best", validator=_keep_rule)
-    keep_memory: float = attrs.field(default=0.2, validator=_positive)
+    keep: str = attrs.field(default="level", validator=_keep_rule)
+    keep_memory: float = attrs.field(default=KEEP_MEMORY, validator=_positive)
 
     @property
     def name(self) -> str:
@@ -154,7 +159,9 @@ class NoiseAwareDetector:
         ]
         if self.baseline is not None:
             extras.append(f"baseline={self.baseline:g}")
-        if self.keep == "level":
+        if self.keep == "best":
+            extras.append("keep=best")
+        elif self.keep_memory != KEEP_MEMORY:
             extras.append(f"keep=level({self.keep_memory:g})")
         core = f"z={self.z:g},memory={self.memory:g},warmup={self.warmup_evals}"
         return f"noise-aware({','.join([core, *extras])})"
