@@ -235,8 +235,14 @@ class NoiseAwareDetector:
         if self.baseline is not None and self.baseline - score > 0.0:
             peak, peak_weight = self.baseline - score, 0.0
         return NoiseState(
-            1, step, score, 0.0, 0.0, 0.0, 1.0, 0.0, 0, peak, peak_weight, False, 0.0, 0.0, step,
-            score,
+            evals=1,
+            step=step,
+            origin=score,
+            weight=1.0,
+            peak=peak,
+            peak_weight=peak_weight,
+            kept_step=step,
+            kept_score=score,
         )
 
     def _threshold(self, roughness: float, count: int, variance: float) -> float:
