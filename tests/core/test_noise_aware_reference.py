@@ -24,7 +24,7 @@ SIGMA_FACTOR = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
 
 @attrs.define
 class Reference:
-    """NAD-1 to NAD-4, transcribed: the numbers the spec names, after each valid report."""
+    """NAD-1, NAD-2, NAD-3, NAD-4: the numbers the spec names, after each valid report."""
 
     detector: NoiseAwareDetector
     scores: list[float] = attrs.field(factory=list)
