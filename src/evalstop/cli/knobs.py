@@ -20,7 +20,7 @@ def add_knobs(parser: argparse.ArgumentParser) -> None:
         "--min-delta", type=float, help="a drop must also exceed this, in the metric's units (0)"
     )
     group.add_argument(
-        "--warmup-evals", type=int, help="no stop before this many valid evaluations (5)"
+        "--warmup-evals", type=int, help="no stop before this many valid evaluations (4)"
     )
     group.add_argument("--warmup-steps", type=int, help="no stop before this step (0)")
     group.add_argument(
