@@ -524,7 +524,7 @@ def test_det11_lossplateau_warmup_and_baseline() -> None:
     assert LossPlateau(3, baseline=0.4).name == "lossplateau(p=3,d=0.01,baseline=0.4)"
     for bad in ({"warmup_steps": -1}, {"baseline": math.nan}):
         with pytest.raises(ValueError):
-            LossPlateau(3, **bad)  # type: ignore[arg-type]
+            LossPlateau(3, **bad)
     from evalstop.core.registry import make_detector
 
     assert make_detector("lossplateau", baseline=0.4) == LossPlateau(baseline=0.4)
