@@ -14,9 +14,11 @@ Bad input never escapes as anything but a :class:`~evalstop.traces.errors.TraceE
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import io
 import json
+import json.scanner
 import shutil
 import stat
 import sys
@@ -48,6 +50,10 @@ MAX_JSON_DEPTH = 64
 
 STREAM_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
 """Paths read as a stream (a shell's process substitution, an inherited descriptor)."""
+
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())
+"""The decoder's own scanner (C when available): ``json.loads`` minus its wrapper, used for
+a line that ``json.loads`` would read the same way (see :func:`parse_json`)."""
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe"),
@@ -125,21 +131,36 @@ def text_lines(path: Path, label: str, *, csv: bool = False) -> Iterator[str]:
         UnreadableTraceError: an I/O error, or bytes that are not UTF-8 (naming the line).
         EmptyTraceError: a blank file.
     """
-    number = 0
-    blank = True
     try:
         with path.open(encoding="utf-8-sig", newline="" if csv else None) as handle:
-            for number, line in enumerate(handle, start=1):  # noqa: B007
-                blank = blank and not line.strip()
+            for line in handle:
                 yield line
+                if line.strip():
+                    break
+            else:
+                raise EmptyTraceError(label, "the file is empty")
+            yield from handle
     except UnicodeDecodeError:
         raise UnreadableTraceError(
-            label, f"cannot read: not UTF-8 text (near line {number + 1})"
+            label, f"cannot read: not UTF-8 text (line {_bad_utf8_line(path)})"
         ) from None
     except OSError as error:
         raise _oserror(label, error) from None
-    if blank:
-        raise EmptyTraceError(label, "the file is empty")
+
+
+def _bad_utf8_line(path: Path) -> int:
+    """The line holding the file's first byte that is not UTF-8 (an error path: reads again)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    with contextlib.suppress(OSError), path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(2**20), b""):
+            held = len(decoder.getstate()[0])  # an unfinished character from the last chunk
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as error:
+                return line + chunk.count(b"\n", 0, max(0, error.start - held))
+            line += chunk.count(b"\n")
+    return line
 
 
 def _depth_ok(value: object, limit: int) -> bool:
@@ -168,6 +189,17 @@ def parse_json(label: str, text: str, where: str = "line 1") -> Any:
     Raises:
         MalformedTraceError: bad JSON, deeper nesting, or an integer with too many digits.
     """
+    # Fast path, same result as json.loads: a value starting at 0 followed only by JSON
+    # whitespace, too few brackets to nest past the limit. Anything else takes the slow path,
+    # which raises the error json.loads would.
+    if text.count("{") + text.count("[") < MAX_JSON_DEPTH:
+        try:
+            value, end = _SCAN(text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            pass
+        else:
+            if end == len(text) or not text[end:].strip(" \t\n\r"):
+                return value
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
