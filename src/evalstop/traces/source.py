@@ -18,14 +18,13 @@ import codecs
 import contextlib
 import io
 import json
-import json.scanner
 import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalstop.traces.errors import EmptyTraceError, MalformedTraceError, UnreadableTraceError
 
@@ -51,7 +50,7 @@ MAX_JSON_DEPTH = 64
 STREAM_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
 """Paths read as a stream (a shell's process substitution, an inherited descriptor)."""
 
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())
+_SCAN = cast("Callable[[str, int], tuple[Any, int]]", vars(json.JSONDecoder())["scan_once"])
 """The decoder's own scanner (C when available): ``json.loads`` minus its wrapper, used for
 a line that ``json.loads`` would read the same way (see :func:`parse_json`)."""
 
