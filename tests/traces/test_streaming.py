@@ -1,4 +1,4 @@
-"""The one-pass CSV/JSONL read gives what the two-pass read gives (TRC-13)."""
+"""Streaming reads: one pass equals two, UTF-8 error lines, the whole-document cap (TRC-13)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from evalstop.cli import main
 from evalstop.traces import TraceError, read_trace
 from evalstop.traces import rows as rows_module
+from evalstop.traces.source import MAX_JSON_BYTES
 
 keys = st.sampled_from(["step", "_step", "acc", "loss", "run"])
 cells = st.one_of(
@@ -86,3 +88,23 @@ def test_bad_utf8_names_its_line(tmp_path: Path, name: str) -> None:
     path.write_bytes(body.encode() + b"\xff\xfe bad\n" + body.encode())
     with pytest.raises(TraceError, match=r"not UTF-8 text \(line 5001\)"):
         read_trace(path, "acc")
+
+
+@pytest.mark.parametrize(
+    ("name", "forced"),
+    [("trainer_state.json", None), ("scores.json", None), ("log.txt", "trainer-state")],
+)
+def test_whole_document_cap_is_one_clean_line(
+    tmp_path: Path, name: str, forced: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TRC-13: a whole-document JSON file over 256 MiB (a sparse file: no disk used) is refused
+    from its size, before a byte is read: one CLI line naming the file and the limit, exit 2."""
+    path = tmp_path / name
+    with path.open("wb") as handle:
+        handle.write(b"{")
+        handle.truncate(MAX_JSON_BYTES + 1)
+    argv = ["replay", str(path), *(["--format", forced] if forced else [])]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert str(path) in err and f"over the {MAX_JSON_BYTES} byte limit" in err
