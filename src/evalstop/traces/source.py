@@ -166,12 +166,12 @@ def _bad_utf8_line(path: Path) -> int:
 def _depth_ok(value: object, limit: int) -> bool:
     """No container nested ``limit`` or more levels below ``value`` (walked level by level,
     looking only at containers: JSON gives exact ``dict`` and ``list``)."""
-    level = [value] if value.__class__ is dict or value.__class__ is list else []
+    level: list[Any] = [value] if value.__class__ is dict or value.__class__ is list else []
     depth = 0
     while level:
         if depth >= limit:
             return False
-        below: list[object] = []
+        below: list[Any] = []
         for item in level:
             children = item.values() if isinstance(item, dict) else item
             below += [c for c in children if c.__class__ is dict or c.__class__ is list]
