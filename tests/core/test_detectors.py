@@ -335,6 +335,9 @@ def test_det7_improvement_must_exceed_min_delta_of_magnitude() -> None:
     # best -1.0: improves only below -1.1
     assert fired_at(fold(LossPlateau(1, 0.1), [0.0] * 2, losses=[-1.0, -1.1])) == 2
     assert fired_at(fold(LossPlateau(1, 0.1), [0.0] * 2, losses=[-1.0, -1.11])) is None
+    # best 2.0: the threshold is 2.0 - 0.1 * 2.0 = 1.8, so 1.9 is stale and 1.75 improves
+    assert fired_at(fold(LossPlateau(1, 0.1), [0.0] * 2, losses=[2.0, 1.9])) == 2
+    assert fired_at(fold(LossPlateau(1, 0.1), [0.0] * 2, losses=[2.0, 1.75])) is None
     # min_delta 0: any strict fall improves, a tie does not
     assert fired_at(fold(LossPlateau(1, 0.0), [0.0] * 3, losses=[1.0, 0.9, 0.8])) is None
     assert fired_at(fold(LossPlateau(1, 0.0), [0.0] * 2, losses=[1.0, 1.0])) == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from typing import Any
 
 import pytest
@@ -75,6 +76,12 @@ REFUSED: list[tuple[Detector[Any], str, object, str]] = [
     (StopAtProgress(0.5), "rule", 1, "detector state must be a bool, got 1"),
     (Never(), "rule", 0, "detector state must be null, got 0"),
     (DeclineDetector(k=3), "best_score", -math.inf, "best_score must be finite"),
+    (DeclineDetector(k=3), "evals", None, "evals must be an int, got None"),
+    (DeclineDetector(k=3), "seen", True, "seen must be an int, got True"),
+    (DeclineDetector(k=3), "last_step", 2.5, "last_step must be an int, got 2.5"),
+    (DeclineDetector(k=3), "serial", 99, "job 'a' has serial 99, not below next_serial"),
+    (DeclineDetector(k=3), "extra", 0, "a job keys differ: missing [], unexpected ['extra']"),
+    (DeclineDetector(k=3), "detector.name", 1, "detector name must be a string and params an"),
     (DeclineDetector(k=3), "detector.type", "Mystery", "saved detector 'evalstop(k=3)' is not"),
     (DeclineDetector(k=3), "detector.name", "evalstop(k=2)", "'evalstop(k=2)' rebuilds as"),
 ]
@@ -90,7 +97,7 @@ def test_mon15_a_bad_field_is_refused_with_its_name(
 ) -> None:
     """MON-15: a wrong type, a null where none is allowed, a non-finite score, an extra key, a
     negative count, an unknown or inconsistent detector: ValueError naming the field."""
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         Monitor.from_dict(tampered(detector, where, value))
 
 

@@ -31,3 +31,19 @@ def test_mon4_min_mode_standing_and_observed_verdicts_report_caller_units() -> N
     assert stop == Stop("loss", 4, Reason.COUNTED, 4, 4, 2, 1.5)
     assert monitor.verdict("loss") == Stop("loss", 4, Reason.STANDING, 4, 4, 2, 1.5)
     assert monitor.observe("loss", 5, 0.5) == Stop("loss", 5, Reason.ALREADY_STOPPED, 4, 4, 2, 1.5)
+
+
+def test_mon1_integer_scores_are_floats_in_every_verdict_and_the_saved_state() -> None:
+    """MON-1, MON-11: an int score is taken as a float: the verdicts' best score is a float
+    and the saved state writes it as one, in both modes."""
+    for mode in ("max", "min"):
+        monitor = Monitor(DeclineDetector(2), mode=mode)
+        verdict = monitor.observe("a", 1, 3)
+        assert verdict == Continue("a", 1, Reason.COUNTED, 1, 1, 3.0)
+        assert type(verdict.best_score) is float
+        standing = monitor.verdict("a")
+        assert standing is not None and type(standing.best_score) is float
+        saved = monitor.to_json()
+        stored = "3.0" if mode == "max" else "-3.0"  # min mode stores negated scores
+        assert f'"best_score":{stored}' in saved
+        assert Monitor.from_json(saved).to_json() == saved

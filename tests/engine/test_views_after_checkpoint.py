@@ -1,0 +1,82 @@
+"""What a policy sees of a job after each of its checkpoints, in both engines (BND-1, ENG-15).
+
+The view a policy is shown after a checkpoint must carry that checkpoint's report: the score
+(also a NaN one), the losses (a NaN loss changes none of them), the evaluations done, the
+service banked and the start of the current run segment; and the log's checkpoint records must
+carry the same step and score.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from builders import Recorder, make_job, records_of
+from evalstop.core.boundary import EventKind, JobView
+from evalstop.core.registry import make_policy
+from evalstop.engine import Simulator
+from evalstop.engine.fast import FastSimulator
+from evalstop.engine.log import LogKind
+
+SCORES = (0.25, math.nan, 0.75, 0.5)
+LOSSES = (2.0, 1.5, math.nan, 0.5)
+
+EXPECTED = [
+    # evals_done, service, running_since, last_score, first, previous, last loss
+    (1, 10, 15, 0.25, 2.0, None, 2.0),
+    (2, 20, 25, math.nan, 2.0, 2.0, 1.5),
+    (3, 30, 35, 0.75, 2.0, 2.0, 1.5),
+]
+
+
+def fields(view: JobView) -> tuple[object, ...]:
+    return (
+        view.evals_done,
+        view.service,
+        view.running_since,
+        view.last_score,
+        view.first_loss,
+        view.previous_loss,
+        view.last_loss,
+    )
+
+
+def same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """Equal, with NaN equal to NaN."""
+    return all(
+        x == y
+        or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+@pytest.mark.parametrize("engine", [Simulator, FastSimulator], ids=["pure", "fast"])
+def test_bnd1_eng15_view_after_each_checkpoint_carries_its_report(
+    engine: type[Simulator] | type[FastSimulator],
+) -> None:
+    """BND-1, ENG-15: after checkpoint i the policy's view of the job has evals_done = i, the
+    service of i checkpoints, running_since = now, the reported score as last_score (a NaN
+    too) and the finite losses in first/previous/last; both engines show the same."""
+    recorder = Recorder(make_policy("fifo"))
+    sim = engine(recorder, 1, preemption_overhead=0)
+    sim.submit(make_job(1, submit=5, scores=SCORES, losses=LOSSES))
+    sim.run()
+    seen = [
+        view.changed[0]
+        for view in recorder.views
+        if view.cause is EventKind.CHECKPOINT and view.changed
+    ]
+    assert len(seen) == len(EXPECTED)
+    for view, expected in zip(seen, EXPECTED, strict=True):
+        assert view.job_id == 1
+        assert same(fields(view), expected), (fields(view), expected)
+    checkpoints = records_of(sim.log, LogKind.CHECKPOINT)
+    assert [(r.time, r.index, r.step) for r in checkpoints] == [
+        (15, 1, 10),
+        (25, 2, 20),
+        (35, 3, 30),
+        (45, 4, 40),
+    ]
+    assert same(tuple(r.score for r in checkpoints), SCORES)
+    assert all(r.gpus == 1 and r.job_id == 1 for r in checkpoints)
