@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
+import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.detectors import DeclineDetector
-from evalstop.live.monitor import Monitor
+from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.live.monitor import Monitor, Reason, Stop
 from evalstop.live.state import Mode
 
 
@@ -44,3 +48,41 @@ def test_mon13_fast_path_equals_generic(
     assert [repr(fast.job_state(key)) for key in fast] == [
         repr(generic.job_state(key)) for key in generic
     ]
+
+
+@given(
+    k=st.integers(1, 3),
+    mode=st.sampled_from(["max", "min"]),
+    stream=st.lists(OBSERVATION, max_size=60),
+    rule=st.sampled_from(["decline", "generic", "noise-aware"]),
+)
+def test_mon17_observe_many_is_observe_keeping_the_stops(
+    k: int, mode: Mode, stream: list[tuple[int | str, int, float]], rule: str
+) -> None:
+    """MON-17: observe_many returns the fresh stops of the single calls, in order, and leaves
+    the same state, for the built-in rule (fast loop) and any other detector."""
+    detectors: dict[str, Detector[Any]] = {
+        "decline": DeclineDetector(k),
+        "generic": GenericDecline(k),
+        "noise-aware": NoiseAwareDetector(warmup_evals=k),
+    }
+    one, many = Monitor(detectors[rule], mode), Monitor(detectors[rule], mode)
+    verdicts = [one.observe(key, step, score) for key, step, score in stream]
+    fresh = [v for v in verdicts if isinstance(v, Stop)]
+    expected = [v for v in fresh if v.reason is not Reason.ALREADY_STOPPED]
+    assert repr(many.observe_many(stream)) == repr(expected)
+    assert [repr(many.job_state(key)) for key in many] == [repr(one.job_state(key)) for key in one]
+
+
+def test_mon17_a_bad_triple_raises_after_the_ones_before_it() -> None:
+    """MON-17: the triples before a bad one are folded; the bad one raises as observe does and
+    changes nothing; numpy scalars pass like in observe."""
+    monitor = Monitor(DeclineDetector(1))
+    with pytest.raises(TypeError, match="step must be an int"):
+        monitor.observe_many([("a", 1, 1.0), ("a", 2, 0.5), ("b", 1.5, 1.0)])  # type: ignore[list-item]
+    state = monitor.job_state("a")
+    assert "b" not in monitor and state is not None and state.watch.fired_step == 2
+    numpy_scalars = ("b", np.int64(1), np.float32(1.0))
+    stops = monitor.observe_many([numpy_scalars, ("b", 2, 0.0)])  # type: ignore[list-item]
+    assert [(s.job_id, s.stop_step, s.best_step) for s in stops] == [("b", 2, 1)]
+    assert monitor.observe_many([("a", 3, 0.0)]) == []
