@@ -93,18 +93,29 @@ def peers(scales: Sequence[int], repeats: int) -> bool:
 
 
 def growth(scales: Sequence[int], repeats: int) -> bool:
+    """Each system's time at each scale; the peers' fifo models beside them as the yardstick
+    (their growth is the machine's share: an O(log n) event loop on this interpreter)."""
     works = {scale: workload(scale) for scale in scales}
+    peer = {scale: (peer_jobs(works[scale].jobs), works[scale].config.gpus) for scale in scales}
     rows, met = [], True
-    for system in (*BASES, *(f"evalstop+{b}" for b in BASES)):
+    runners: list[tuple[str, Callable[[int], object]]] = [
+        ("SimPy (fifo model)", lambda scale: run_simpy(*peer[scale])),
+        ("heapq (fifo model)", lambda scale: run_heapq(*peer[scale])),
+    ]
+
+    def engine(system: str) -> Callable[[int], object]:
+        return lambda scale: run(works[scale], system)
+
+    runners += [(system, engine(system)) for system in (*BASES, *(f"evalstop+{b}" for b in BASES))]
+    for name, runner in runners:
         seconds = []
         for scale in scales:
             reps = repeats if scale < 100 else 1
-            seconds.append(
-                statistics.median(cpu(run, works[scale], system)[0] for _ in range(reps))
-            )
+            seconds.append(statistics.median(cpu(runner, scale)[0] for _ in range(reps)))
         steps = [b / a for a, b in itertools.pairwise(seconds)]
-        met &= all(step <= 11 for step in steps)
-        rows.append([system, *(f"{s:.3f}" for s in seconds), *(f"{r:.1f}x" for r in steps)])
+        if not name.endswith("model)"):
+            met &= all(step <= 11 for step in steps)
+        rows.append([name, *(f"{s:.3f}" for s in seconds), *(f"{r:.1f}x" for r in steps)])
     headers = [
         "system",
         *(f"{s}x s" for s in scales),

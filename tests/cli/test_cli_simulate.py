@@ -138,3 +138,19 @@ def test_cli4_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"evalstop {evalstop.__version__}"
+
+
+def test_cli5_json_and_title_name_the_world(capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-5: the JSON and the table say which world, noise and density produced the run."""
+    _, out, _ = run_cli(capsys, "simulate", "--json", *SMALL)
+    assert json.loads(out)["world"] == {"name": "paper", "sigma": 0.02, "evals_per_run": 10}
+    _, out, _ = run_cli(
+        capsys, "simulate", "--json", "--world", "calibrated", "--evals-per-run", "20", *SMALL
+    )
+    world = json.loads(out)["world"]
+    assert world["name"] == "calibrated" and world["evals_per_run"] == 20
+    assert world["sigma"] > 0.02  # the calibrated world's own, larger noise
+    _, out, _ = run_cli(capsys, "simulate", "--json", "--noise", "0.07", *SMALL)
+    assert json.loads(out)["world"]["sigma"] == 0.07
+    _, table, _ = run_cli(capsys, "simulate", "--world", "calibrated", *SMALL)
+    assert "world calibrated (sigma " in table.splitlines()[0] + table

@@ -19,6 +19,7 @@ skips), EVS-1, EVS-2, EVS-4, DET-2, DET-3, DET-4, POL-2, POL-3.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -281,7 +282,7 @@ class Reference:
         self.emit("start", job_id)
 
 
-def engine_lines(log: list[LogRecord]) -> list[Line]:
+def engine_lines(log: Sequence[LogRecord]) -> list[Line]:
     lines: list[Line] = []
     for record in log:
         kind = record.kind.value

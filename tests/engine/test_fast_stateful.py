@@ -3,7 +3,9 @@
 :class:`FastAgainstStep` drives a :class:`FastSimulator` and a :class:`Simulator` (the pure
 ``step``, itself checked against a naive model in ``test_engine_stateful``) with the same jobs
 under every built-in system, so the policies' ordered states (POL-6) are exercised, and
-compares the whole state, the log and the pending events after every event (ENG-15).
+compares the whole state, the log and the pending events after every event (ENG-15), with the
+log packed into columns every few rows (ENG-16) and the decline rule folded in the record
+(ENG-17) under the evalstop systems.
 The other half of POL-6, one decision at a time, is in ``tests/core/test_ranking.py``.
 """
 
@@ -64,9 +66,14 @@ class FastAgainstStep(RuleBasedStateMachine):
         self.pure: Simulator | None = None
         self.next_id = 0
 
-    @initialize(system=st.sampled_from(SYSTEMS), overhead=st.sampled_from([0, 3, 30]))
-    def setup(self, system: str, overhead: int) -> None:
+    @initialize(
+        system=st.sampled_from(SYSTEMS),
+        overhead=st.sampled_from([0, 3, 30]),
+        chunk=st.sampled_from([1, 3, 4096]),
+    )
+    def setup(self, system: str, overhead: int, chunk: int) -> None:
         self.fast = FastSimulator(make_policy(system), TOTAL_GPUS, preemption_overhead=overhead)
+        self.fast._writer.chunk = chunk  # pack the log every few rows, as a long run does
         self.pure = Simulator(make_policy(system), TOTAL_GPUS, preemption_overhead=overhead)
 
     @property
@@ -109,13 +116,14 @@ class FastAgainstStep(RuleBasedStateMachine):
 
     @invariant()
     def same(self) -> None:
-        """ENG-15: equal state, log, pending events and event count (compared by repr, so that
-        a NaN score equals itself)."""
+        """ENG-15, ENG-16, ENG-17: equal state, log, pending events and event count (compared
+        by repr, so that a NaN score equals itself)."""
         if self.fast is None or self.pure is None:
             return
         fast, pure = self.pair
         assert repr(fast.state) == repr(pure.state)
-        assert repr(fast.log) == repr(pure.log)
+        assert repr(list(fast.log)) == repr(pure.log)
+        assert fast.log == pure.log
         assert len(fast.queue) == len(pure.queue)
         assert fast.events_handled == pure.events_handled
 

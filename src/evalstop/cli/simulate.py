@@ -65,6 +65,9 @@ def render(summary: dict[str, Any]) -> str:
         f"{summary['policy']} on {summary['gpus']} GPUs, seed {summary['seed']}, "
         f"{summary['events']} events"
     )
+    world = summary.get("world")
+    if world is not None:
+        title += f", world {world['name']} (sigma {world['sigma']:g})"
     trace = summary.get("trace")
     if trace is not None:
         title += f", trace {trace['source']} ({trace['tenants']} tenants)"
@@ -98,6 +101,15 @@ def _workload(
     return workload.jobs, fitted.gpus, trace
 
 
+def _world(config: WorkloadConfig) -> dict[str, Any]:
+    """The simulated world of a run as the JSON reports it (spec CLI-5)."""
+    return {
+        "name": config.world.name,
+        "sigma": config.sigma,
+        "evals_per_run": config.rlhf_evals,
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     config = workload_config(args)
     if args.k < 1:
@@ -109,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     jobs, gpus, trace = _workload(args, config)
     result = simulate(jobs, policy, Cluster(gpus=gpus))
     summary = summarize(result, args.seed)
+    summary["world"] = _world(config)
     if trace is not None:
         summary["trace"] = trace
     if args.json:

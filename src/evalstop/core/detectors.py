@@ -16,6 +16,7 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 
 from evalstop.core.boundary import CheckpointView, Verdict
+from evalstop.core.noise_aware import NoiseAwareDetector
 
 __all__ = [
     "DeclineDetector",
@@ -264,7 +265,8 @@ class Watch(Generic[S]):
     """A detector's state on one job plus the best checkpoint seen so far (O(1)).
 
     The best checkpoint is tracked the same way for every detector, so "stop and save" keeps
-    the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``).
+    the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``), unless
+    the detector keeps its own (the noise-aware detector's ``keep="level"``, ``NAD-10``).
 
     Attributes:
         rule: the detector's own state.
@@ -303,6 +305,10 @@ def observe(detector: Detector[S], watch: Watch[S], obs: CheckpointView) -> Watc
     best_step, best_score = watch.best_step, watch.best_score
     if valid and improves(best_score, score):
         best_step, best_score = obs.step, score
+    if isinstance(detector, NoiseAwareDetector):
+        kept = detector.kept(rule)
+        if kept is not None:
+            best_step, best_score = kept
     fired_step = watch.fired_step
     if fired_step is None and detector.fired(rule):
         fired_step = obs.step

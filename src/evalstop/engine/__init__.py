@@ -15,6 +15,7 @@ from evalstop.engine.errors import EngineError as EngineError
 from evalstop.engine.errors import InvalidDecisionError as InvalidDecisionError
 from evalstop.engine.events import Event as Event
 from evalstop.engine.fast import FastSimulator as FastSimulator
+from evalstop.engine.log import EventLog as EventLog
 from evalstop.engine.log import LogKind as LogKind
 from evalstop.engine.log import LogRecord as LogRecord
 from evalstop.engine.queue import EventQueue as EventQueue
@@ -34,6 +35,7 @@ __all__ = [
     "Ended",
     "EngineError",
     "Event",
+    "EventLog",
     "EventQueue",
     "FastSimulator",
     "InvalidDecisionError",

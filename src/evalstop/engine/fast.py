@@ -25,7 +25,7 @@ from evalstop.core.detectors import DeclineDetector, observe, observe_decline, s
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.engine.errors import EngineError
-from evalstop.engine.log import LogKind, LogRecord
+from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
 from evalstop.engine.record import JobRecord, materialize, validate
 from evalstop.engine.simulator import check_policy
 from evalstop.engine.state import JobStatus, SimState, World, check_invariants
@@ -34,8 +34,10 @@ __all__ = ["FastSimulator"]
 
 _ARRIVAL, _CHECKPOINT, _COMPLETION = EventKind.ARRIVAL, EventKind.CHECKPOINT, EventKind.COMPLETION
 _KINDS = {int(kind): kind for kind in EventKind}
-_ARRIVE, _START, _CKPT = LogKind.ARRIVE, LogKind.START, LogKind.CHECKPOINT
-_PREEMPT, _FINISH, _STOP = LogKind.PREEMPT, LogKind.FINISH, LogKind.STOP
+_ARRIVE, _START, _CKPT, _PREEMPT, _FINISH = (
+    KIND_CODES[kind]
+    for kind in (LogKind.ARRIVE, LogKind.START, LogKind.CHECKPOINT, LogKind.PREEMPT, LogKind.FINISH)
+)
 
 _COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
 _isfinite = math.isfinite
@@ -69,7 +71,8 @@ class FastSimulator:
         self._active: dict[JobId, JobRecord] = {}
         self._running: dict[JobId, None] = {}  # start order
         self._ended: dict[JobId, JobStatus] = {}
-        self.log: list[LogRecord] = []
+        self._writer = LogWriter()
+        self._rows = self._writer.rows  # the engine appends log rows here (ENG-16)
         self.events_handled = 0
         self._check = check
         self._broken: BaseException | None = None
@@ -78,6 +81,11 @@ class FastSimulator:
         self._policy_state: PolicyState | None = (
             start_run(total_gpus) if start_run is not None else None
         )
+
+    @property
+    def log(self) -> EventLog:
+        """The log written so far (later events do not change the returned value)."""
+        return self._writer.log()
 
     @property
     def state(self) -> SimState:
@@ -119,6 +127,8 @@ class FastSimulator:
             self._broken = error
             raise
         self.events_handled += 1
+        if len(self._rows) >= self._writer.chunk:
+            self._writer.pack()
         if self._check:
             problems = check_invariants(self.state, self._jobs)
             if problems:
@@ -147,13 +157,18 @@ class FastSimulator:
             )
 
     def _loop(self, limit: float) -> None:
-        """The hot loop. A checkpoint that no policy looks at (POL-6) and no detector folds is
-        handled inline: ``_checkpoint``'s work for a checkpoint that is not the last."""
+        """The hot loop. A checkpoint that no policy looks at (POL-6) is handled inline:
+        ``_checkpoint``'s work for a checkpoint that is not the last, the decline fold in the
+        record (ENG-17); the policy is consulted only once the job's watch has fired."""
         queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
-        handle, log_append = self._handle, self.log.append
-        state = self._policy_state
-        quiet = state is not None and not state.checkpoint_views and not self._detectors
+        handle, rows, writer = self._handle, self._rows, self._writer
+        row, state, chunk = rows.append, self._policy_state, writer.chunk
+        detectors = self._detectors
+        folds = len(detectors) == 1 and type(detectors[0]) is DeclineDetector
+        quiet = state is not None and not state.checkpoint_views and (folds or not detectors)
         while queue and queue[0][0] <= limit:
+            if len(rows) >= chunk:
+                writer.pack()
             time, rank, _, job_id, index, epoch = pop(queue)
             self.events_handled += 1
             if rank != _CHECKPOINT_RANK or not quiet:
@@ -167,7 +182,8 @@ class FastSimulator:
                 raise EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
             job = record.job
             obs = job.observations[index - 1]
-            service, score, loss = record.next_service, obs.eval_score, obs.loss
+            service, score, loss, step = record.next_service, obs.eval_score, obs.loss, obs.step
+            fired = folds and record.fold(step, score)
             record.evals_done, record.service, record.since = index, service, time
             record.last_score = score
             if _isfinite(loss):
@@ -175,13 +191,16 @@ class FastSimulator:
                     record.first_loss = loss
                 record.previous_loss, record.last_loss = record.last_loss, loss
             record.cached_view = None
-            log_append(LogRecord(time, _CKPT, job_id, record.gpus, index, obs.step, score))
+            row((time, _CKPT, job_id, record.gpus, index, step, score))
             record.next_index = nxt = index + 1
             gap = (nxt_service := job.checkpoint_service(nxt)) - service
             record.next_service = nxt_service
             rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
             push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
             self._seq += 1
+            if fired:
+                self._consult(_CHECKPOINT, record.view())
+        writer.pack()
 
     # -- one event -----------------------------------------------------------------------------
 
@@ -205,10 +224,13 @@ class FastSimulator:
                     changed = record.view()
                     if state is not None:
                         state.reported(changed)
-                elif any(watch.fired_step is not None for watch in record.watches):
+                elif record.fired():
                     changed = record.view()
                 else:
                     return  # the policy cannot need a decision here (POL-6)
+        self._consult(kind, changed)
+
+    def _consult(self, kind: EventKind, changed: JobView | None) -> None:
         if self.world.policy.needs_decision(kind, changed):
             self._apply(self._decide(kind, changed))
 
@@ -219,7 +241,7 @@ class FastSimulator:
         detectors = self._detectors
         watches = tuple(start_watch(d) for d in detectors)
         record = self._active[job_id] = JobRecord(job, detectors, watches)
-        self.log.append(LogRecord(self._now, _ARRIVE, job_id, record.gpus))
+        self._rows.append((self._now, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
         if self._policy_state is not None:
             self._policy_state.queued(record.view())
 
@@ -232,7 +254,9 @@ class FastSimulator:
         obs = job.observations[index - 1]
         service = record.next_service
         score = obs.eval_score
-        if self._detectors:
+        if record.decline is not None:
+            record.fold(obs.step, score)
+        elif self._detectors:
             self._fold(record, index, service, obs.step, score, obs.loss, obs.proxy_reward)
         record.evals_done, record.service, record.since = index, service, now
         record.last_score = score
@@ -242,15 +266,14 @@ class FastSimulator:
                 record.first_loss = loss
             record.previous_loss, record.last_loss = record.last_loss, loss
         record.cached_view = None
-        entry = LogRecord(now, _CKPT, job_id, record.gpus, index, obs.step, score)
-        self.log.append(entry)
+        self._rows.append((now, _CKPT, job_id, record.gpus, index, obs.step, score))
         if index == record.planned:
             del self._running[job_id], self._active[job_id]
             self._free += record.gpus
             self._ended[job_id] = JobStatus.FINISHED
             if self._policy_state is not None:
                 self._policy_state.ended(job_id)
-            self.log.append(entry._replace(kind=_FINISH))
+            self._rows.append((now, _FINISH, job_id, record.gpus, index, obs.step, score))
             return True
         record.next_index = nxt = index + 1
         record.next_service = job.checkpoint_service(nxt)
@@ -315,7 +338,7 @@ class FastSimulator:
 
     def _apply(self, decision: Decision) -> None:
         """Stops, then preemptions, then starts (the phases of ``step``)."""
-        now, log, state = self._now, self.log, self._policy_state
+        now, writer, state = self._now, self._writer, self._policy_state
         for order in decision.stop:
             job_id = order.job_id
             record = self._active.pop(job_id)
@@ -327,10 +350,10 @@ class FastSimulator:
             self._ended[job_id] = JobStatus.STOPPED
             if state is not None:
                 state.ended(job_id)
-            log.append(
+            writer.append(
                 LogRecord(
                     now,
-                    _STOP,
+                    LogKind.STOP,
                     job_id,
                     gpus,
                     record.evals_done,
@@ -353,7 +376,7 @@ class FastSimulator:
         record.cached_view = None
         del self._running[job_id]
         self._free += record.gpus
-        self.log.append(LogRecord(now, _PREEMPT, job_id, record.gpus, record.evals_done))
+        self._rows.append((now, _PREEMPT, job_id, record.gpus, record.evals_done, 0, 0.0))
         if self._policy_state is not None:
             self._policy_state.queued(record.view())
 
@@ -370,6 +393,6 @@ class FastSimulator:
         rank = _COMPLETION_RANK if index == record.planned else _CHECKPOINT_RANK
         gap = record.next_service - record.service
         self._push(resumes_at + gap, rank, job_id, index, record.epoch)
-        self.log.append(LogRecord(now, _START, job_id, record.gpus, record.evals_done))
+        self._rows.append((now, _START, job_id, record.gpus, record.evals_done, 0, 0.0))
         if self._policy_state is not None:
             self._policy_state.started(record.view())

@@ -2,32 +2,44 @@
 
 A :class:`JobRecord` holds what :class:`~evalstop.engine.state.ActiveJob` holds, as fields
 updated in place; its :class:`~evalstop.core.boundary.JobView` is built only when someone reads
-it (a policy, a test) and cached until the job changes again.
+it (a policy, a test) and cached until the job changes again. When the policy's detectors are
+exactly one built-in :class:`~evalstop.core.detectors.DeclineDetector`, its watch lives in
+fields of the record, folded in place (spec ``ENG-17``), and is built only when read.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from evalstop.core.boundary import JobView
+from evalstop.core.boundary import JobView, Verdict
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import Detector, Watch, verdict_of
+from evalstop.core.detectors import DeclineDetector, DeclineState, Detector, Watch, verdict_of
 from evalstop.core.model import Job, JobId
 from evalstop.engine.errors import InvalidDecisionError
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
 __all__ = ["JobRecord", "materialize", "validate"]
 
+_isfinite = math.isfinite
+
 
 class JobRecord:
     """An active job in the fast engine (fields as in :class:`JobView` and ``ActiveJob``)."""
 
     __slots__ = (
+        "_watches",
+        "best_score",
+        "best_step",
         "cached_view",
+        "decline",
+        "declines",
         "detectors",
         "epoch",
+        "evals",
         "evals_done",
+        "fired_step",
         "first_loss",
         "gpus",
         "job",
@@ -37,10 +49,10 @@ class JobRecord:
         "next_service",
         "planned",
         "preemptions",
+        "previous",
         "previous_loss",
         "service",
         "since",
-        "watches",
     )
 
     def __init__(
@@ -49,7 +61,19 @@ class JobRecord:
         self.job = job
         self.gpus = job.spec.gpus
         self.detectors = detectors  # the policy's, aligned with watches
-        self.watches = watches
+        self._watches = watches
+        # ENG-17: the one built-in decline rule's watch as fields (the rule of observe_decline)
+        only = detectors[0] if len(detectors) == 1 else None
+        self.decline = only if type(only) is DeclineDetector else None
+        if self.decline is not None:
+            watch: Watch[DeclineState] = watches[0]
+            self.declines, self.previous = watch.rule.declines, watch.rule.previous
+            self.evals, self.best_step, self.best_score = (
+                watch.evals,
+                watch.best_step,
+                watch.best_score,
+            )
+            self.fired_step = watch.fired_step
         self.next_index = 1
         self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
         self.planned = job.checkpoints
@@ -63,6 +87,66 @@ class JobRecord:
         self.previous_loss: float | None = None
         self.last_loss: float | None = None
         self.cached_view: JobView | None = None  # set to None whenever a field changes
+
+    @property
+    def watches(self) -> tuple[Watch[Any], ...]:
+        """The detector watches, aligned with ``detectors`` (built from the fields under ENG-17)."""
+        if self.decline is None:
+            return self._watches
+        rule = DeclineState(self.declines, self.previous)
+        return (Watch(rule, self.evals, self.best_step, self.best_score, self.fired_step),)
+
+    @watches.setter
+    def watches(self, watches: tuple[Watch[Any], ...]) -> None:
+        if self.decline is not None:
+            raise TypeError("this record folds its decline rule in place (ENG-17)")
+        self._watches = watches
+
+    def fold(self, step: int, score: float) -> bool:
+        """Fold one report into the decline fields (``observe_decline``); True once fired."""
+        detector = self.decline
+        assert detector is not None
+        if not _isfinite(score):
+            if self.fired_step is None and self.declines >= detector.k:
+                self.fired_step = step
+            return self.fired_step is not None
+        previous = self.previous
+        if previous is not None and score < previous - detector.min_delta:
+            self.declines += 1
+        else:
+            self.declines = 0
+        self.previous = score
+        self.evals += 1
+        best = self.best_score
+        if best is None or score > best:
+            self.best_step, self.best_score = step, score
+        if self.fired_step is None and self.declines >= detector.k:
+            self.fired_step = step
+        return self.fired_step is not None
+
+    def fired(self) -> bool:
+        """Whether any of the job's detectors has fired."""
+        if self.decline is not None:
+            return self.fired_step is not None
+        return any(watch.fired_step is not None for watch in self._watches)
+
+    def verdicts(self) -> tuple[Verdict, ...]:
+        """The verdicts a view shows (``verdict_of`` of each watch)."""
+        if self.decline is None:
+            return tuple(
+                verdict_of(d, w) for d, w in zip(self.detectors, self._watches, strict=True)
+            )
+        fired = self.fired_step
+        return (
+            Verdict(
+                detector=self.decline.name,
+                fired=fired is not None,
+                fired_step=fired,
+                evals=self.evals,
+                best_step=self.best_step,
+                best_score=self.best_score,
+            ),
+        )
 
     def view(self) -> JobView:
         """The job's view (built on demand, then cached until a field changes)."""
@@ -86,7 +170,7 @@ class JobRecord:
                 self.first_loss,
                 self.previous_loss,
                 self.last_loss,
-                tuple(verdict_of(d, w) for d, w in zip(self.detectors, self.watches, strict=True)),
+                self.verdicts(),
             )
         return view
 

@@ -45,6 +45,7 @@ __all__ = [
     "real_scores",
     "render",
     "run_scoreboard",
+    "sim_scoreboard",
     "sim_scores",
     "to_json",
 ]
@@ -96,9 +97,13 @@ def sim_scores(
 
 
 def _sim_cells(
-    names: Sequence[str], detectors: Sequence[Detector[Any]], jobs: int, seed: int
+    names: Sequence[str],
+    detectors: Sequence[Detector[Any]],
+    jobs: int,
+    seed: int,
+    worlds: Sequence[str],
 ) -> Iterable[Cell]:
-    for world in WORLDS.values():
+    for world in (WORLDS[name] for name in worlds):
         noises = dict.fromkeys(world.eval_noise if n is None else n for n in NOISES)
         for noise in noises:
             for evals in DENSITIES:
@@ -153,17 +158,28 @@ def run_scoreboard(
     ``jobs`` sets the number directly."""
     if jobs is None:
         jobs = 250 if quick else 1000
-    detectors = [make_detector(name) for name in DETECTORS]
-    cells = list(_sim_cells(DETECTORS, detectors, jobs, seed))
-    for name, detector in zip(DETECTORS, detectors, strict=True):
-        corpus, extra = real_scores(detector, data, healthy)
+    board = sim_scoreboard(jobs=jobs, seed=seed)
+    cells = list(board.cells)
+    for name in DETECTORS:
+        corpus, extra = real_scores(make_detector(name), data, healthy)
         cells.append(Cell(name, "real", summarize_runs(corpus)))
         if healthy is not None:
             cells.append(Cell(name, "healthy", summarize_runs(extra)))
-    variants = [NoiseAwareDetector(z=z) for z in TRADEOFF_Z]
+    return attrs.evolve(board, cells=tuple(cells))
+
+
+def sim_scoreboard(*, jobs: int, seed: int = 1, worlds: Sequence[str] | None = None) -> Scoreboard:
+    """The simulator part alone: every detector's cells and the ``z`` trade-off of ``worlds``
+    (default: every world), as ``reproduce`` includes it (``SCB-5``)."""
+    names = tuple(WORLDS) if worlds is None else tuple(worlds)
+    detectors = [make_detector(name) for name in DETECTORS]
+    cells = list(_sim_cells(DETECTORS, detectors, jobs, seed, names))
+    variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
     labels = [f"noise-aware(z={z:g})" for z in TRADEOFF_Z]
     tradeoff: list[Cell] = []
     for world, noise in (("paper", 0.12), ("calibrated", None)):
+        if world not in names:
+            continue
         for evals in DENSITIES:
             config = WorkloadConfig(n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals)
             for label, scores in zip(labels, sim_scores(variants, config, seed), strict=True):

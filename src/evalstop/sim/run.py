@@ -13,7 +13,7 @@ import attrs
 from evalstop.core.model import Job
 from evalstop.core.policy import Policy
 from evalstop.engine.fast import FastSimulator
-from evalstop.engine.log import LogRecord
+from evalstop.engine.log import EventLog
 from evalstop.sim.workload import Workload
 
 __all__ = ["Cluster", "Result", "simulate"]
@@ -47,14 +47,15 @@ class Result:
         policy: the policy's name.
         cluster: the cluster it ran on.
         jobs: the jobs as submitted, hidden truth included.
-        log: the event log, in the order the engine wrote it.
+        log: the event log, in the order the engine wrote it (an immutable sequence of
+            :class:`~evalstop.engine.log.LogRecord`, stored in columns: spec ``ENG-16``).
         events: events the engine handled, stale checkpoint events included.
     """
 
     policy: str
     cluster: Cluster
     jobs: tuple[Job, ...]
-    log: tuple[LogRecord, ...]
+    log: EventLog
     events: int
 
 
@@ -90,4 +91,4 @@ def simulate(
     for job in sorted(jobs, key=lambda j: (j.spec.submit_time, j.job_id)):
         simulator.submit(job)
     simulator.run()
-    return Result(policy.name, cluster, jobs, tuple(simulator.log), simulator.events_handled)
+    return Result(policy.name, cluster, jobs, simulator.log, simulator.events_handled)

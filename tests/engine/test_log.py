@@ -1,0 +1,119 @@
+"""The columnar event log (ENG-16): every record reads back as written, types included."""
+
+from __future__ import annotations
+
+import math
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
+
+INTS = st.one_of(
+    st.integers(0, 10**6),
+    st.integers(-(2**70), 2**70),  # beyond the columns' 32 and 64 bits
+    st.just(True),  # an int subclass: must read back as True, not 1
+)
+SCORES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.just(-0.0),
+    st.integers(-5, 5),  # not a float: kept whole
+    st.builds(np.float64, st.floats(-1, 1)),  # a float subclass: kept whole
+    st.none(),
+)
+
+
+@st.composite
+def records(draw: st.DrawFn) -> LogRecord:
+    """Canonical engine records mostly, and every kind of odd one."""
+    kind = draw(st.sampled_from(list(LogKind)))
+    time, job, gpus, index = (draw(st.integers(0, 10**6)) for _ in range(4))
+    if draw(st.booleans()):
+        time, job, gpus, index = (draw(INTS) for _ in range(4))
+    if kind in (LogKind.CHECKPOINT, LogKind.FINISH) and draw(st.booleans()):
+        return LogRecord(time, kind, job, gpus, index, draw(st.integers(0, 10**9)), 0.5)
+    if kind in (LogKind.ARRIVE, LogKind.START, LogKind.PREEMPT) and draw(st.booleans()):
+        return LogRecord(time, kind, job, gpus, index)
+    step = draw(st.one_of(st.none(), INTS))
+    reason = draw(st.sampled_from(["", "evalstop(k=2)"]))
+    return LogRecord(time, kind, job, gpus, index, step, draw(SCORES), reason)
+
+
+def same(a: Any, b: Any) -> bool:
+    return repr(a) == repr(b) and [type(x) for x in a] == [type(x) for x in b]
+
+
+@given(st.lists(records(), max_size=30), st.integers(1, 7))
+def test_records_read_back_as_written(written: list[LogRecord], chunk: int) -> None:
+    """ENG-16: through append and through engine rows packed in chunks, every record reads
+    back equal and of the same types, by iteration, index, negative index and slice."""
+    writer = LogWriter(chunk)
+    for record in written:
+        writer.append(record)
+        if len(writer.rows) >= chunk:
+            writer.pack()
+    log = writer.log()
+    assert len(log) == len(written)
+    assert all(same(a, b) for a, b in zip(log, written, strict=True))
+    assert all(
+        same(log[i], written[i]) and same(log[-i - 1], written[-i - 1]) for i in range(len(log))
+    )
+    assert same(log[1:-1:2], tuple(written[1:-1:2]))
+    assert log == written and log == tuple(written)
+    assert log == EventLog.of(written)
+    back = pickle.loads(pickle.dumps(log))
+    assert back == log and all(same(a, b) for a, b in zip(back, written, strict=True))
+
+
+@given(st.lists(records(), min_size=1, max_size=20))
+def test_engine_rows_that_do_not_fit_are_kept_whole(written: list[LogRecord]) -> None:
+    """ENG-16: rows the engine appends directly (as tuples) read back exactly, also when a
+    value does not fit the columns (found when packed)."""
+    writer = LogWriter()
+    expected = []
+    for record in written:
+        scored = record.kind in (LogKind.CHECKPOINT, LogKind.FINISH)
+        if scored and (record.step is None or record.score is None):
+            continue  # the engine writes a step and a score for these
+        step, score = (record.step, record.score) if scored else (0, 0.0)
+        writer.rows.append(
+            (
+                record.time,
+                KIND_CODES[record.kind],
+                record.job_id,
+                record.gpus,
+                record.index,
+                step,
+                score,
+            )  # type: ignore[arg-type]
+        )
+        expected.append(record._replace(reason="") if scored else LogRecord(*record[:5]))
+    assert all(same(a, b) for a, b in zip(writer.log(), expected, strict=True))
+
+
+def test_a_later_row_does_not_change_an_earlier_log() -> None:
+    """ENG-16: a log is immutable; the writer's later rows are not part of it."""
+    writer = LogWriter()
+    writer.append(LogRecord(1, LogKind.ARRIVE, 7, 2))
+    before = writer.log()
+    writer.append(LogRecord(2, LogKind.STOP, 7, 2, 0, None, None, "asked"))
+    assert len(before) == 1 and list(before) == [LogRecord(1, LogKind.ARRIVE, 7, 2)]
+    with pytest.raises(IndexError):
+        before[1]
+    assert writer.log()[1].reason == "asked"
+
+
+def test_equality_is_by_records_with_nan_equal_to_nan() -> None:
+    """ENG-16: two logs are equal when their records are; a NaN score equals a NaN score."""
+    nan = LogRecord(3, LogKind.CHECKPOINT, 1, 1, 1, 10, math.nan)
+    assert EventLog.of([nan]) == EventLog.of([nan._replace(score=float("nan"))])
+    assert EventLog.of([nan]) != EventLog.of([nan._replace(score=0.0)])
+    assert EventLog.of([nan]) != EventLog.of([nan._replace(step=11)])
+    assert EventLog.of([nan._replace(score=0.0)]) == EventLog.of([nan._replace(score=-0.0)])
+    assert hash(EventLog.of([nan])) == hash(EventLog.of([nan]))
+    assert EventLog.of([nan]) != [nan, nan]
+    assert EventLog.of([]) == []
