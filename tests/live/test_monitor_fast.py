@@ -86,3 +86,70 @@ def test_mon17_a_bad_triple_raises_after_the_ones_before_it() -> None:
     stops = monitor.observe_many([numpy_scalars, ("b", 2, 0.0)])  # type: ignore[list-item]
     assert [(s.job_id, s.stop_step, s.best_step) for s in stops] == [("b", 2, 1)]
     assert monitor.observe_many([("a", 3, 0.0)]) == []
+
+
+@attrs.frozen(slots=True)
+class GenericNoiseAware(NoiseAwareDetector):
+    """The noise-aware rule under another type, so that the monitor takes its generic path."""
+
+
+NOISE_AWARE = st.builds(
+    NoiseAwareDetector,
+    z=st.floats(0.5, 3.0),
+    memory=st.floats(0.05, 1.0),
+    warmup_evals=st.integers(0, 6),
+    warmup_steps=st.integers(0, 8),
+    min_delta=st.sampled_from([0.0, 0.01, 0.3]),
+    baseline=st.one_of(st.none(), st.floats(-2, 2)),
+    keep=st.sampled_from(["best", "level"]),
+    keep_memory=st.floats(0.01, 1.0),
+)
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> list[tuple[int | str, int, float]]:
+    """Interleaved runs of two jobs whose steps mostly advance (some repeat or go back) and
+    whose scores drift with noise (from a drawn random stream, so that values spread), so
+    that the rule fires in many of them; a few NaN and infinite scores."""
+    rng = draw(st.randoms(use_true_random=False))
+    out: list[tuple[int | str, int, float]] = []
+    keys: list[int | str] = [0, "a"]
+    last: dict[int | str, int] = {0: 0, "a": 0}
+    level: dict[int | str, float] = {0: 0.0, "a": 0.0}
+    for _ in range(draw(st.integers(0, 80))):
+        key = rng.choice(keys)
+        last[key] = max(0, last[key] + rng.randint(-3, 40))
+        level[key] += rng.uniform(-1.0, 0.6)
+        special = rng.random() < 0.05
+        score = rng.choice([math.nan, math.inf, -math.inf]) if special else level[key]
+        out.append((key, last[key], score + rng.gauss(0.0, 0.2)))
+    return out
+
+
+@given(
+    detector=NOISE_AWARE,
+    mode=st.sampled_from(["max", "min"]),
+    stream=st.one_of(runs(), st.lists(OBSERVATION, max_size=60)),
+    forget=st.sets(st.integers(0, 79), max_size=3),
+)
+def test_mon14_noise_aware_record_equals_generic(
+    detector: NoiseAwareDetector,
+    mode: Mode,
+    stream: list[tuple[int | str, int, float]],
+    forget: set[int],
+) -> None:
+    """MON-14: the noise-aware rule folded in place on the job's record gives the generic
+    path's verdicts one by one and the same saved state, for any parameters (keep rules,
+    baseline, warm-ups) and any stream (NaN, infinities, stale steps, forgotten jobs); a
+    restored monitor resumes on the same record."""
+    fast = Monitor(detector, mode)
+    generic = Monitor(GenericNoiseAware(**attrs.asdict(detector)), mode)
+    for i, (key, step, score) in enumerate(stream):
+        assert repr(fast.observe(key, step, score)) == repr(generic.observe(key, step, score))
+        if i in forget:
+            assert fast.forget(key) == generic.forget(key)
+        if i == len(stream) // 2 and all(math.isfinite(s) for *_, s in stream):
+            fast = Monitor.from_json(fast.to_json())
+    assert [repr(fast.job_state(key)) for key in fast] == [
+        repr(generic.job_state(key)) for key in generic
+    ]

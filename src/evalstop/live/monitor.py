@@ -29,7 +29,7 @@ from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.codec import FORMAT, decode, encode, loads
 from evalstop.live.direction import ModeChoice, resolve_mode
-from evalstop.live.records import DeclineRecord, WatchRecord, record_of
+from evalstop.live.records import DeclineRecord, NoiseRecord, WatchRecord, record_of
 from evalstop.live.state import (
     JobKey,
     JobState,
@@ -133,10 +133,11 @@ _NAN: Final = math.nan
 _ZERO: Final = 0.0
 _TIME_ZERO: Final = 0
 _RLHF: Final = JobKind.RLHF
+_FAST: Final = (DeclineDetector, NoiseAwareDetector)
 
 MonitorVerdict: TypeAlias = Continue | Stop
 """The verdict for one observation."""
-_Record: TypeAlias = WatchRecord | DeclineRecord
+_Record: TypeAlias = WatchRecord | DeclineRecord | NoiseRecord
 
 
 class Monitor:
@@ -157,7 +158,7 @@ class Monitor:
     known jobs only. The monitor is not thread-safe: serialise calls from one scheduler loop.
     """
 
-    __slots__ = ("_decline", "_detector", "_fresh", "_jobs", "_mode", "_next_serial", "_sign")
+    __slots__ = ("_detector", "_fast", "_fresh", "_jobs", "_mode", "_next_serial", "_sign")
 
     def __init__(
         self,
@@ -169,7 +170,7 @@ class Monitor:
         self._mode: Mode = resolve_mode(mode, metric)
         self._detector: Detector[Any] = NoiseAwareDetector() if detector is None else detector
         # The built-in rule folds in place (MON-14, DET-10), without a CheckpointView.
-        self._decline = self._detector if type(self._detector) is DeclineDetector else None
+        self._fast: Any = self._detector if type(self._detector) in _FAST else None
         self._fresh = start_watch(self._detector)
         self._sign = 1.0 if self._mode == "max" else -1.0
         self._jobs: dict[JobKey, _Record] = {}
@@ -198,8 +199,7 @@ class Monitor:
 
     def job_state(self, job_id: JobKey) -> JobState | None:
         """The state of a job (an immutable snapshot), or None for an unknown job."""
-        job = self._jobs.get(job_id)
-        return None if job is None else job.snapshot()
+        return None if (job := self._jobs.get(job_id)) is None else job.snapshot()
 
     def observe(
         self,
@@ -244,16 +244,16 @@ class Monitor:
                 return self._stop(key, step, _ALREADY_STOPPED, job)
             if step <= job.last_step:
                 return self._continue(key, step, _STALE_STEP, job)
-        decline = self._decline
-        if decline is None:
+        rule = self._fast
+        if rule is None:
             extras = (kind, time, loss, proxy_reward, estimated_progress)
             job = self._fold(job, key, step, score, extras)
             reason = _COUNTED if _isfinite(score) else _NON_FINITE
-        else:  # the built-in rule in place (MON-14): observe_decline on the record's fields
+        else:  # a built-in rule, in place on the job's record (MON-14)
             job = self._register(key, step) if job is None else job
             if TYPE_CHECKING:
-                assert isinstance(job, DeclineRecord)
-            finite = job.fold(step, self._sign * score, decline.k, decline.min_delta)
+                assert not isinstance(job, WatchRecord)
+            finite = job.fold(rule, step, self._sign * score)
             reason = _COUNTED if finite else _NON_FINITE
         if job.fired_step is not None:
             return self._stop(key, step, reason, job)
@@ -299,8 +299,8 @@ class Monitor:
         observations. An invalid triple raises as :meth:`observe` does, after the triples
         before it were folded.
         """
-        decline = self._decline
-        if decline is None:
+        rule = self._fast
+        if rule is None:
             observe = self.observe
             return [
                 verdict
@@ -308,7 +308,7 @@ class Monitor:
                 if type(verdict := observe(key, step, score)) is Stop
                 and verdict.reason is not _ALREADY_STOPPED
             ]
-        jobs, sign, k, min_delta = self._jobs, self._sign, decline.k, decline.min_delta
+        jobs, sign = self._jobs, self._sign
         stops: list[Stop] = []
         for observation in observations:
             key, step, score = observation
@@ -325,15 +325,16 @@ class Monitor:
             elif job.fired_step is not None or step <= job.last_step:
                 continue
             if TYPE_CHECKING:
-                assert isinstance(job, DeclineRecord)
-            finite = job.fold(step, sign * score, k, min_delta)
+                assert not isinstance(job, WatchRecord)
+            finite = job.fold(rule, step, sign * score)
             if job.fired_step is not None:
                 stops.append(self._stop(key, step, _COUNTED if finite else _NON_FINITE, job))
         return stops
 
-    def _register(self, key: JobKey, step: int) -> DeclineRecord:
-        """A new job's record on the built-in rule's path (MON-8, MON-14)."""
-        record = self._jobs[key] = DeclineRecord(self._next_serial, step, 0, self._fresh)
+    def _register(self, key: JobKey, step: int) -> DeclineRecord | NoiseRecord:
+        """A new job's record on a built-in rule's path (MON-8, MON-14)."""
+        kind = DeclineRecord if type(self._fast) is DeclineDetector else NoiseRecord
+        record = self._jobs[key] = kind(self._next_serial, step, 0, self._fresh)
         self._next_serial += 1
         return record
 
@@ -343,8 +344,7 @@ class Monitor:
         Its ``step`` is the last accepted step and its reason :attr:`Reason.STANDING`; the
         monitor's state is untouched (spec ``MON-12``). O(1).
         """
-        job = self._jobs.get(job_id)
-        if job is None:
+        if (job := self._jobs.get(job_id)) is None:
             return None
         if job.fired_step is not None:
             return self._stop(job_id, job.last_step, Reason.STANDING, job)
@@ -390,7 +390,7 @@ class Monitor:
         saved = decode(data, detector)
         monitor = cls(saved.detector, saved.mode)
         for key, state in saved.jobs:
-            monitor._jobs[key] = record_of(state, fast=monitor._decline is not None)
+            monitor._jobs[key] = record_of(state, monitor._detector)
         monitor._next_serial = saved.next_serial
         return monitor
 

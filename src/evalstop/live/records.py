@@ -9,12 +9,16 @@ only when they are read (``job_state``, ``verdict``, ``to_dict``). Internal to
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from evalstop.core.detectors import DeclineState, Watch
+import attrs
+
+from evalstop.core.detectors import DeclineDetector, DeclineState, Detector, Watch
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
 from evalstop.live.state import JobState
 
-__all__ = ["DeclineRecord", "WatchRecord", "record_of"]
+__all__ = ["DeclineRecord", "NoiseRecord", "WatchRecord", "record_of"]
 
 
 class WatchRecord:
@@ -99,9 +103,10 @@ class DeclineRecord:
         self.best_score = watch.best_score
         self.fired_step = watch.fired_step
 
-    def fold(self, step: int, value: float, k: int, min_delta: float) -> bool:
+    def fold(self, rule: DeclineDetector, step: int, value: float) -> bool:
         """Fold an accepted observation of internal score ``value`` at ``step`` in place, as
         ``observe_decline`` does (spec ``DET-10``); True when ``value`` is finite."""
+        k, min_delta = rule.k, rule.min_delta
         self.last_step = step
         self.seen += 1
         if value - value == 0.0:  # finite: inf - inf and NaN - NaN are NaN
@@ -131,8 +136,144 @@ class DeclineRecord:
         return JobState(self.serial, self.last_step, self.seen, self.watch)
 
 
-def record_of(state: JobState, *, fast: bool) -> WatchRecord | DeclineRecord:
-    """The mutable record of a saved job state (``fast``: the built-in rule's record)."""
-    if fast:
-        return DeclineRecord(state.serial, state.last_step, state.seen, state.watch)
-    return WatchRecord(state.serial, state.last_step, state.seen, state.watch)
+def record_of(
+    state: JobState, detector: Detector[Any]
+) -> WatchRecord | DeclineRecord | NoiseRecord:
+    """The mutable record of a saved job state, for ``detector``'s path (spec ``MON-14``)."""
+    parts = (state.serial, state.last_step, state.seen, state.watch)
+    if type(detector) is DeclineDetector:
+        return DeclineRecord(*parts)
+    if type(detector) is NoiseAwareDetector:
+        return NoiseRecord(*parts)
+    return WatchRecord(*parts)
+
+
+_NOISE_FIELDS = (
+    "evals_rule",
+    "step",
+    "origin",
+    "last",
+    "before",
+    "level",
+    "weight",
+    "roughness",
+    "differences",
+    "peak",
+    "peak_weight",
+    "alarm",
+    "track",
+    "kept_level",
+    "kept_step",
+    "kept_score",
+)
+
+
+class NoiseRecord:
+    """A job's record for the built-in :class:`~evalstop.core.noise_aware.NoiseAwareDetector`:
+    the watch's fields and the :class:`~evalstop.core.noise_aware.NoiseState` fields, updated
+    in place by :meth:`fold` (spec ``MON-14``). ``evals_rule`` is ``NoiseState.evals``; every
+    other rule field has its ``NoiseState`` name.
+    """
+
+    __slots__ = (
+        *_NOISE_FIELDS,
+        "best_score",
+        "best_step",
+        "evals",
+        "fired_step",
+        "last_step",
+        "seen",
+        "serial",
+    )
+
+    def __init__(self, serial: int, last_step: int, seen: int, watch: Watch[NoiseState]) -> None:
+        self.serial = serial
+        self.last_step = last_step
+        self.seen = seen
+        for name, value in zip(_NOISE_FIELDS, attrs.astuple(watch.rule), strict=True):
+            setattr(self, name, value)
+        self.evals = watch.evals
+        self.best_step = watch.best_step
+        self.best_score = watch.best_score
+        self.fired_step = watch.fired_step
+
+    def fold(self, rule: NoiseAwareDetector, step: int, value: float) -> bool:
+        """Fold an accepted observation of internal score ``value`` at ``step`` in place, as
+        ``observe(rule, watch, view)`` does with ``NoiseAwareDetector.update`` (spec
+        ``MON-14``); True when ``value`` is finite."""
+        self.last_step = step
+        self.seen += 1
+        finite = value - value == 0.0  # inf - inf and NaN - NaN are NaN
+        if finite:
+            if self.origin is None:
+                self._first(rule, step, value)
+            else:
+                self._next(rule, step, value)
+            self.evals += 1
+            best = self.best_score
+            if best is None or value > best:
+                self.best_step, self.best_score = step, value
+        if rule.keep == "level" and self.origin is not None:
+            self.best_step, self.best_score = self.kept_step, self.kept_score
+        if self.fired_step is None and self.alarm:
+            self.fired_step = step
+        return finite
+
+    def _first(self, rule: NoiseAwareDetector, step: int, value: float) -> None:
+        """``NoiseAwareDetector._first``: the state after the first valid score."""
+        peak, peak_weight = 0.0, 1.0
+        if rule.baseline is not None and rule.baseline - value > 0.0:
+            peak, peak_weight = rule.baseline - value, 0.0
+        self.evals_rule, self.step, self.origin = 1, step, value
+        self.last = self.before = self.level = self.roughness = self.track = 0.0
+        self.weight, self.differences, self.peak, self.peak_weight = 1.0, 0, peak, peak_weight
+        self.alarm, self.kept_level, self.kept_step, self.kept_score = False, 0.0, step, value
+
+    def _next(self, rule: NoiseAwareDetector, step: int, score: float) -> None:
+        """``NoiseAwareDetector.update`` after the first valid score, field by field."""
+        origin = self.origin
+        assert origin is not None
+        value = score - origin
+        gap = max(step - self.step, 0)
+        elapsed = max(step, 1)
+        alpha = -_expm1(-gap / (rule.memory * elapsed))
+        level = self.level + alpha * (value - self.level)
+        weight = (1.0 - alpha) ** 2 * self.weight + alpha * alpha
+        if self.evals_rule >= 2:
+            self.roughness += abs(value - 2.0 * self.last + self.before)
+            self.differences += 1
+        if level > self.peak:
+            self.peak, self.peak_weight = level, weight
+        self.evals_rule += 1
+        drop, variance = self.peak - level, weight + self.peak_weight
+        if self.evals_rule < rule.warmup_evals or step < rule.warmup_steps:
+            self.alarm = False
+        else:
+            self.alarm = drop > _threshold(rule, self.roughness, self.differences, variance)
+        track = self.track - _expm1(-gap / (rule.keep_memory * elapsed)) * (value - self.track)
+        if track > self.kept_level:
+            self.kept_level, self.kept_step, self.kept_score = track, step, score
+        self.step, self.before, self.last = step, self.last, value
+        self.level, self.weight, self.track = level, weight, track
+
+    @property
+    def watch(self) -> Watch[NoiseState]:
+        """The job's watch, built from the record."""
+        rule = NoiseState(*(getattr(self, name) for name in _NOISE_FIELDS))
+        return Watch(rule, self.evals, self.best_step, self.best_score, self.fired_step)
+
+    def snapshot(self) -> JobState:
+        """The job's state as an immutable value."""
+        return JobState(self.serial, self.last_step, self.seen, self.watch)
+
+
+def _threshold(rule: NoiseAwareDetector, roughness: float, count: int, variance: float) -> float:
+    """``NoiseAwareDetector._threshold``: the drop that fires."""
+    if count == 0:
+        return math.inf
+    sigma = roughness / count / ROUGHNESS_TO_SIGMA
+    z = rule.z + (rule.z**3 + rule.z) / (4.0 * count)
+    return max(z * sigma * math.sqrt(variance), rule.min_delta)
+
+
+_expm1 = math.expm1
