@@ -90,7 +90,7 @@ def main() -> None:
     print(header)
     cases = [(int(s), kind, False) for s in args.sizes.split(",") for kind in ("csv", "jsonl")]
     if args.every_row_size:
-        cases.append((args.every_row_size, "csv", True))
+        cases += [(args.every_row_size, kind, True) for kind in ("csv", "jsonl")]
     for mib, kind, every_row in cases:
         path = args.dir / f"bench-{mib}.{kind}"
         rows = write_file(path, mib * 2**20, kind, every_row)

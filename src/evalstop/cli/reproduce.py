@@ -18,7 +18,13 @@ from evalstop.experiments.plots import PLOTS_HINT, plot_names, plots_available, 
 from evalstop.experiments.ray_backend import Backend, BackendError, RayBackend
 from evalstop.experiments.report import render_report
 from evalstop.experiments.results import Results, build_results, results_json
-from evalstop.experiments.runner import default_workers, run_audits, run_plan
+from evalstop.experiments.runner import (
+    MAX_WORKERS_PER_CPU,
+    default_workers,
+    max_workers,
+    run_audits,
+    run_plan,
+)
 from evalstop.experiments.scoreboard import Scoreboard
 from evalstop.experiments.scoreboard_reproduce import (
     SCOREBOARD_FILES,
@@ -59,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         default=None,
-        help=f"worker processes (default one per core: {default_workers()})",
+        help=f"worker processes (default one per core: {default_workers()}; "
+        f"at most {max_workers()})",
     )
     parser.add_argument(
         "--world",
@@ -127,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
     workers = default_workers() if args.workers is None else args.workers
     if workers < 1:
         raise CliError(f"--workers must be >= 1, got {workers}")
+    if workers > max_workers() and args.address is None:
+        raise CliError(
+            f"--workers must be at most {max_workers()} ({MAX_WORKERS_PER_CPU} per CPU, "
+            f"{default_workers()} CPU(s) here), got {workers}"
+        )
     output = None if args.out is None else OutputDir(args.out, "--out", OUTPUT_NAMES)
 
     backend, where = _backend(args, workers)

@@ -34,6 +34,7 @@ from evalstop.live.state import (
     JobKey,
     JobState,
     Mode,
+    check_detector,
     checked,
     ordinary_extras,
 )
@@ -129,9 +130,7 @@ _NON_FINITE: Final = Reason.NON_FINITE
 _STALE_STEP: Final = Reason.STALE_STEP
 _ALREADY_STOPPED: Final = Reason.ALREADY_STOPPED
 _isfinite: Final = math.isfinite
-_NAN: Final = math.nan
-_ZERO: Final = 0.0
-_TIME_ZERO: Final = 0
+_NAN, _ZERO, _TIME_ZERO = math.nan, 0.0, 0  # the defaults of observe, tested by identity
 _RLHF: Final = JobKind.RLHF
 _FAST: Final = (DeclineDetector, NoiseAwareDetector)
 
@@ -167,9 +166,11 @@ class Monitor:
         *,
         metric: str | None = None,
     ) -> None:
+        if metric is not None and not isinstance(metric, str):
+            raise TypeError(f"metric must be a str or None, got {type(metric).__name__}")
         self._mode: Mode = resolve_mode(mode, metric)
-        self._detector: Detector[Any] = NoiseAwareDetector() if detector is None else detector
-        # The built-in rule folds in place (MON-14, DET-10), without a CheckpointView.
+        self._detector = NoiseAwareDetector() if detector is None else check_detector(detector)
+        # A built-in rule folds in place (MON-14, DET-10), without a CheckpointView.
         self._fast: Any = self._detector if type(self._detector) in _FAST else None
         self._fresh = start_watch(self._detector)
         self._sign = 1.0 if self._mode == "max" else -1.0
@@ -277,8 +278,7 @@ class Monitor:
             serial, seen = self._next_serial, 0
         else:
             watch, serial, seen = job.watch, job.serial, job.seen
-        # Positional for speed, in field order: job_id, kind, index, step, time, eval_score,
-        # loss, proxy_reward, estimated_progress (MON-2 checks the mapping).
+        # Positional, in field order (MON-2 checks the mapping).
         view = CheckpointView(
             serial, kind, seen + 1, step, time, self._sign * score, loss, proxy_reward, progress
         )
@@ -293,11 +293,10 @@ class Monitor:
     def observe_many(self, observations: Iterable[tuple[JobKey, int, float]]) -> list[Stop]:
         """Fold ``(job_id, step, score)`` triples in order; return the stops (spec ``MON-17``).
 
-        The same as :meth:`observe` on each triple with the default keywords, keeping only
-        the :class:`Stop` of each observation that stopped its job (not the
-        ``already_stopped`` ones). With the built-in rule no verdict is built for the other
-        observations. An invalid triple raises as :meth:`observe` does, after the triples
-        before it were folded.
+        The same as :meth:`observe` on each triple with the default keywords, keeping the
+        :class:`Stop` of each observation that stopped its job (not ``already_stopped``); a
+        built-in rule builds no other verdict. An invalid triple raises as :meth:`observe`
+        does, after the triples before it were folded.
         """
         rule = self._fast
         if rule is None:

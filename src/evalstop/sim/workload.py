@@ -329,14 +329,7 @@ def _job(
     drawn duration, hacking)``: its schedule (WRK-7), spec and curves."""
     kind, gpus, submit, estimate, drawn_duration, hacking = draws
     duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
-    spec = JobSpec(
-        job_id=i,
-        kind=kind,
-        gpus=gpus,
-        submit_time=submit,
-        estimated_duration=estimate,
-        eval_interval=interval,
-    )
+    spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
     truth, observations = draw_run(
         kind, hacking, steps, duration, curve_stream(curves_seq, i), config
     )
