@@ -9,13 +9,11 @@ only when they are read (``job_state``, ``verdict``, ``to_dict``). Internal to
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import attrs
-
 from evalstop.core.detectors import DeclineDetector, DeclineState, Detector, Watch
-from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
+from evalstop.core.noise_aware import NoiseAwareDetector, NoiseState
+from evalstop.core.noise_fold import NoiseFold
 from evalstop.live.state import JobState
 
 __all__ = ["DeclineRecord", "NoiseRecord", "WatchRecord", "record_of"]
@@ -148,132 +146,31 @@ def record_of(
     return WatchRecord(*parts)
 
 
-_NOISE_FIELDS = (
-    "evals_rule",
-    "step",
-    "origin",
-    "last",
-    "before",
-    "level",
-    "weight",
-    "roughness",
-    "differences",
-    "peak",
-    "peak_weight",
-    "alarm",
-    "track",
-    "kept_level",
-    "kept_step",
-    "kept_score",
-)
-
-
-class NoiseRecord:
+class NoiseRecord(NoiseFold):
     """A job's record for the built-in :class:`~evalstop.core.noise_aware.NoiseAwareDetector`:
-    the watch's fields and the :class:`~evalstop.core.noise_aware.NoiseState` fields, updated
-    in place by :meth:`fold` (spec ``MON-14``). ``evals_rule`` is ``NoiseState.evals``; every
-    other rule field has its ``NoiseState`` name.
+    a :class:`~evalstop.core.noise_fold.NoiseFold` (the watch folded in place, spec
+    ``MON-14``) plus the monitor's own fields.
+
+    Attributes:
+        serial: the job's registration number.
+        last_step: step of the last accepted observation.
+        seen: accepted observations.
     """
 
-    __slots__ = (
-        *_NOISE_FIELDS,
-        "best_score",
-        "best_step",
-        "evals",
-        "fired_step",
-        "last_step",
-        "seen",
-        "serial",
-    )
+    __slots__ = ("last_step", "seen", "serial")
 
     def __init__(self, serial: int, last_step: int, seen: int, watch: Watch[NoiseState]) -> None:
+        super().__init__(watch)
         self.serial = serial
         self.last_step = last_step
         self.seen = seen
-        for name, value in zip(_NOISE_FIELDS, attrs.astuple(watch.rule), strict=True):
-            setattr(self, name, value)
-        self.evals = watch.evals
-        self.best_step = watch.best_step
-        self.best_score = watch.best_score
-        self.fired_step = watch.fired_step
 
     def fold(self, rule: NoiseAwareDetector, step: int, value: float) -> bool:
-        """Fold an accepted observation of internal score ``value`` at ``step`` in place, as
-        ``observe(rule, watch, view)`` does with ``NoiseAwareDetector.update`` (spec
-        ``MON-14``); True when ``value`` is finite."""
+        """Fold an accepted observation in place (``NoiseFold.fold``); True when finite."""
         self.last_step = step
         self.seen += 1
-        finite = value - value == 0.0  # inf - inf and NaN - NaN are NaN
-        if finite:
-            if self.origin is None:
-                self._first(rule, step, value)
-            else:
-                self._next(rule, step, value)
-            self.evals += 1
-            best = self.best_score
-            if best is None or value > best:
-                self.best_step, self.best_score = step, value
-        if rule.keep == "level" and self.origin is not None:
-            self.best_step, self.best_score = self.kept_step, self.kept_score
-        if self.fired_step is None and self.alarm:
-            self.fired_step = step
-        return finite
-
-    def _first(self, rule: NoiseAwareDetector, step: int, value: float) -> None:
-        """``NoiseAwareDetector._first``: the state after the first valid score."""
-        peak, peak_weight = 0.0, 1.0
-        if rule.baseline is not None and rule.baseline - value > 0.0:
-            peak, peak_weight = rule.baseline - value, 0.0
-        self.evals_rule, self.step, self.origin = 1, step, value
-        self.last = self.before = self.level = self.roughness = self.track = 0.0
-        self.weight, self.differences, self.peak, self.peak_weight = 1.0, 0, peak, peak_weight
-        self.alarm, self.kept_level, self.kept_step, self.kept_score = False, 0.0, step, value
-
-    def _next(self, rule: NoiseAwareDetector, step: int, score: float) -> None:
-        """``NoiseAwareDetector.update`` after the first valid score, field by field."""
-        origin = self.origin
-        assert origin is not None
-        value = score - origin
-        gap = max(step - self.step, 0)
-        elapsed = max(step, 1)
-        alpha = -_expm1(-gap / (rule.memory * elapsed))
-        level = self.level + alpha * (value - self.level)
-        weight = (1.0 - alpha) ** 2 * self.weight + alpha * alpha
-        if self.evals_rule >= 2:
-            self.roughness += abs(value - 2.0 * self.last + self.before)
-            self.differences += 1
-        if level > self.peak:
-            self.peak, self.peak_weight = level, weight
-        self.evals_rule += 1
-        drop, variance = self.peak - level, weight + self.peak_weight
-        if self.evals_rule < rule.warmup_evals or step < rule.warmup_steps:
-            self.alarm = False
-        else:
-            self.alarm = drop > _threshold(rule, self.roughness, self.differences, variance)
-        track = self.track - _expm1(-gap / (rule.keep_memory * elapsed)) * (value - self.track)
-        if track > self.kept_level:
-            self.kept_level, self.kept_step, self.kept_score = track, step, score
-        self.step, self.before, self.last = step, self.last, value
-        self.level, self.weight, self.track = level, weight, track
-
-    @property
-    def watch(self) -> Watch[NoiseState]:
-        """The job's watch, built from the record."""
-        rule = NoiseState(*(getattr(self, name) for name in _NOISE_FIELDS))
-        return Watch(rule, self.evals, self.best_step, self.best_score, self.fired_step)
+        return NoiseFold.fold(self, rule, step, value)
 
     def snapshot(self) -> JobState:
         """The job's state as an immutable value."""
         return JobState(self.serial, self.last_step, self.seen, self.watch)
-
-
-def _threshold(rule: NoiseAwareDetector, roughness: float, count: int, variance: float) -> float:
-    """``NoiseAwareDetector._threshold``: the drop that fires."""
-    if count == 0:
-        return math.inf
-    sigma = roughness / count / ROUGHNESS_TO_SIGMA
-    z = rule.z + (rule.z**3 + rule.z) / (4.0 * count)
-    return max(z * sigma * math.sqrt(variance), rule.min_delta)
-
-
-_expm1 = math.expm1

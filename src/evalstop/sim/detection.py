@@ -14,8 +14,17 @@ import attrs
 import numpy as np
 
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import Detector, observe, start_watch
+from evalstop.core.detectors import (
+    DeclineDetector,
+    Detector,
+    Never,
+    observe,
+    observe_decline,
+    start_watch,
+)
 from evalstop.core.model import Job, JobId, JobKind
+from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.core.noise_fold import NoiseFold
 from evalstop.core.regret import (
     HARMFUL_REGRET,
     RegretSummary,
@@ -156,8 +165,12 @@ def fold_job(detector: Detector[Any], job: Job) -> tuple[int | None, int | None]
     ``kept`` the last checkpoint then (spec ``RGT-4``). ``kept`` is None only for a stop
     before any finite score.
     """
-    watch = start_watch(detector)
     last = len(job.observations) - 1
+    if type(detector) is Never:  # never fires: the job runs to its end
+        return None, last
+    if isinstance(detector, _FAST) and type(detector) in _FAST:  # subclasses: generic
+        return _fold_fast(detector, job, last)
+    watch = start_watch(detector)
     for index in range(last + 1):
         watch = observe(detector, watch, _view(job, index + 1))
         if watch.fired_step is not None and index < last:
@@ -165,6 +178,35 @@ def fold_job(detector: Detector[Any], job: Job) -> tuple[int | None, int | None]
             kept = None if best is None else _index_of_step(job, best)
             return index, kept
     return None, last
+
+
+_FAST = (DeclineDetector, NoiseAwareDetector)
+
+
+def _fold_fast(
+    detector: DeclineDetector | NoiseAwareDetector, job: Job, last: int
+) -> tuple[int | None, int | None]:
+    """:func:`fold_job` for the built-in rules, from each report's step and score alone: by
+    ``observe_decline`` (``DET-10``) or in place (``NAD-11``), equal to the generic fold."""
+    fired: int | None = None
+    best: int | None = None
+    if isinstance(detector, DeclineDetector):
+        watch = start_watch(detector)
+        for index, obs in enumerate(job.observations):
+            watch = observe_decline(detector, watch, obs.step, obs.eval_score)
+            if watch.fired_step is not None:
+                fired, best = index, watch.best_step
+                break
+    else:
+        fold = NoiseFold(start_watch(detector))
+        for index, obs in enumerate(job.observations):
+            fold.fold(detector, obs.step, obs.eval_score)
+            if fold.fired_step is not None:
+                fired, best = index, fold.best_step
+                break
+    if fired is None or fired == last:
+        return None, last
+    return fired, None if best is None else _index_of_step(job, best)
 
 
 def _index_of_step(job: Job, step: int) -> int:
