@@ -2,7 +2,7 @@
 
 On the built-in rule's path (spec ``MON-14``) the monitor updates a job's record in place on
 each observation: no :class:`~evalstop.core.detectors.Watch` or detector state is built per
-observation. A record's :attr:`watch` and :meth:`snapshot` build the immutable values
+observation. A record's ``watch`` and ``snapshot`` build the immutable values
 only when they are read (``job_state``, ``verdict``, ``to_dict``). Internal to
 :mod:`evalstop.live.monitor`.
 """
