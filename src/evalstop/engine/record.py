@@ -34,8 +34,10 @@ class JobRecord:
         "best_step",
         "cached_view",
         "decline",
+        "decline_name",
         "declines",
         "detectors",
+        "duration",
         "epoch",
         "evals",
         "evals_done",
@@ -45,8 +47,10 @@ class JobRecord:
         "job",
         "last_loss",
         "last_score",
+        "last_step",
         "next_index",
         "next_service",
+        "observations",
         "planned",
         "preemptions",
         "previous",
@@ -66,6 +70,7 @@ class JobRecord:
         only = detectors[0] if len(detectors) == 1 else None
         self.decline = only if type(only) is DeclineDetector else None
         if self.decline is not None:
+            self.decline_name = self.decline.name
             watch: Watch[DeclineState] = watches[0]
             self.declines, self.previous = watch.rule.declines, watch.rule.previous
             self.evals, self.best_step, self.best_score = (
@@ -77,6 +82,8 @@ class JobRecord:
         self.next_index = 1
         self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
         self.planned = job.checkpoints
+        self.observations = job.observations  # what Job.checkpoint_service reads (MOD-3)
+        self.duration, self.last_step = job.truth.duration, job.observations[-1].step
         self.epoch = 0
         self.evals_done = 0
         self.service = 0
@@ -132,6 +139,8 @@ class JobRecord:
 
     def verdicts(self) -> tuple[Verdict, ...]:
         """The verdicts a view shows (``verdict_of`` of each watch)."""
+        if not self.detectors:
+            return ()
         if self.decline is None:
             return tuple(
                 verdict_of(d, w) for d, w in zip(self.detectors, self._watches, strict=True)
@@ -139,7 +148,7 @@ class JobRecord:
         fired = self.fired_step
         return (
             Verdict(
-                detector=self.decline.name,
+                detector=self.decline_name,
                 fired=fired is not None,
                 fired_step=fired,
                 evals=self.evals,
