@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any
 
-from evalstop.core.boundary import CheckpointView, ClusterView, EventKind, JobView
+from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import DeclineDetector, observe, observe_decline, start_watch
+from evalstop.core.detectors import DeclineDetector, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.engine.errors import EngineError
@@ -263,7 +262,7 @@ class FastSimulator:
         if record.decline is not None:
             record.fold(obs.step, score)
         elif self._detectors:
-            self._fold(record, index, service, obs.step, score, obs.loss, obs.proxy_reward)
+            record.fold_report(now, index, service, obs)
         record.evals_done, record.service, record.since = index, service, now
         record.last_score = score
         loss = obs.loss
@@ -290,33 +289,6 @@ class FastSimulator:
         )
         self._seq += 1
         return False
-
-    def _fold(self, record: JobRecord, *report: Any) -> None:
-        """Fold the report into each watch: the built-in rule by its fast fold (DET-10), any
-        other detector through one :class:`CheckpointView`."""
-        index, service, step, score, loss, proxy_reward = report
-        view: CheckpointView | None = None
-        watches = []
-        for detector, watch in zip(self._detectors, record.watches, strict=True):
-            if type(detector) is DeclineDetector:
-                watches.append(observe_decline(detector, watch, step, score))
-                continue
-            if view is None:
-                spec = record.job.spec
-                progress = min(1.0, service / spec.estimated_duration)
-                view = CheckpointView(
-                    spec.job_id,
-                    spec.kind,
-                    index,
-                    step,
-                    self._now,
-                    score,
-                    loss,
-                    proxy_reward,
-                    progress,
-                )
-            watches.append(observe(detector, watch, view))
-        record.watches = tuple(watches)
 
     # -- the decision ----------------------------------------------------------------------------
 

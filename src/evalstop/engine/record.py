@@ -13,10 +13,18 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from evalstop.core.boundary import JobView, Verdict
+from evalstop.core.boundary import CheckpointView, JobView, Verdict
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import DeclineDetector, DeclineState, Detector, Watch, verdict_of
-from evalstop.core.model import Job, JobId
+from evalstop.core.detectors import (
+    DeclineDetector,
+    DeclineState,
+    Detector,
+    Watch,
+    observe,
+    observe_decline,
+    verdict_of,
+)
+from evalstop.core.model import Job, JobId, Observation
 from evalstop.engine.errors import InvalidDecisionError
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
@@ -130,6 +138,32 @@ class JobRecord:
         if self.fired_step is None and self.declines >= detector.k:
             self.fired_step = step
         return self.fired_step is not None
+
+    def fold_report(self, now: int, index: int, service: int, obs: Observation) -> None:
+        """Fold checkpoint ``index`` into each watch (any detectors): the built-in rule by its
+        fast fold (DET-10), any other detector through one :class:`CheckpointView`."""
+        view: CheckpointView | None = None
+        watches = []
+        for detector, watch in zip(self.detectors, self._watches, strict=True):
+            if type(detector) is DeclineDetector:
+                watches.append(observe_decline(detector, watch, obs.step, obs.eval_score))
+                continue
+            if view is None:
+                spec = self.job.spec
+                progress = min(1.0, service / spec.estimated_duration)
+                view = CheckpointView(
+                    spec.job_id,
+                    spec.kind,
+                    index,
+                    obs.step,
+                    now,
+                    obs.eval_score,
+                    obs.loss,
+                    obs.proxy_reward,
+                    progress,
+                )
+            watches.append(observe(detector, watch, view))
+        self.watches = tuple(watches)
 
     def fired(self) -> bool:
         """Whether any of the job's detectors has fired."""
