@@ -1,7 +1,8 @@
 """Shared test setup: Hypothesis profiles, and the option that regenerates the docs outputs.
 
 ``default`` is what ``nox -s tests`` runs; ``long`` (``nox -s props``) runs many more
-examples. Both derandomise so that CI is reproducible.
+examples; ``mutants`` (``nox -s mutants``) runs fewer, since mutmut reruns the tests once per
+mutant. ``default`` and ``mutants`` derandomise so that CI and mutation scores are reproducible.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ settings.register_profile(
 settings.register_profile(
     "long",
     max_examples=2_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "mutants",
+    max_examples=20,
+    derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -93,7 +93,7 @@ def test_adp1_detector_or_k() -> None:
     assert MetricFeed("m", detector=Never()).monitor.detector == Never()
     with pytest.raises(ValueError, match="not both"):
         MetricFeed("m", k=2, detector=Never())
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="empty"):  # the right type, a wrong value (ADP-14)
         MetricFeed("")
 
 

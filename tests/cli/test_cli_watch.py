@@ -198,6 +198,29 @@ def test_once_on_finished_logs_and_on_stop_fields_wch_4(
     assert cli(capsys, str(root), *options) == (0, "", "")
 
 
+def test_wch2_knobs_build_the_detector_as_replay_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """WCH-2: --warmup-evals and the other knobs set the watcher's detector, as for replay."""
+    root = tmp_path / "runs"
+    (root / "a").mkdir(parents=True)
+    scores = [1.0, 1.02, 0.6, 0.2, -0.2, -0.6]
+    (root / "a" / "m.jsonl").write_text(
+        "".join(json.dumps({"step": 10 * (i + 1), "score": s}) + "\n" for i, s in enumerate(scores))
+    )
+    stops = {}
+    for warmup in ("4", "5"):
+        state = str(tmp_path / f"s{warmup}.db")
+        argv = [str(root), "--metric", "score", "--mode", "max", "--state", state, "--once"]
+        code, out, err = cli(capsys, *argv, "--warmup-evals", warmup)
+        assert (code, err) == (0, "")
+        body = json.loads(out)
+        assert body["detector"] == f"noise-aware(z=2.25,memory=0.3,warmup={warmup})"
+        stops[warmup] = body["stop_step"]
+        (root / "a" / "evalstop-stop.json").unlink()
+    assert stops == {"4": 40, "5": 50}
+
+
 @pytest.mark.parametrize(
     ("argv", "problem"),
     [
@@ -208,6 +231,8 @@ def test_once_on_finished_logs_and_on_stop_fields_wch_4(
         (["{root}", "--metric", "s", "--interval", "0"], "--interval must be > 0"),
         (["{root}", "--metric", "s", "--on-stop", "echo {nope}"], "bad placeholder"),
         (["{root}", "--metric", "s", "--detector", "stopat"], "invalid choice"),
+        (["{root}", "--metric", "s", "--k", "2", "--warmup-evals", "3"], "noise-aware"),
+        (["{root}", "--metric", "s", "--warmup-evals", "-1"], "warmup_evals"),
         (["{root}"], "--metric"),
     ],
 )

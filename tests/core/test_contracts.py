@@ -8,6 +8,7 @@ examples) even when ``nox -s crosshair`` is not run, and a contract that stops p
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -53,7 +54,9 @@ def holds(expression: str, namespace: dict[str, Any]) -> bool:
 def check(function: Callable[..., Any], **args: Any) -> bool:
     """Evaluate ``function``'s contract on ``args``; False when a precondition fails."""
     pres, posts = conditions(function)
-    namespace = {**function.__globals__, **args}
+    # The module's names, not ``function.__globals__``: a wrapper (mutmut's trampoline, a
+    # decorator) may come from another module.
+    namespace = {**vars(sys.modules[function.__module__]), **args}
     if not all(holds(pre, namespace) for pre in pres):
         return False
     result = function(**args)

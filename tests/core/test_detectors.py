@@ -498,3 +498,36 @@ def test_det1_min_delta_makes_small_drops_ties() -> None:
     assert make_detector("evalstop", min_delta=0.02) == DeclineDetector(2, 0.02)
     with pytest.raises(ValueError, match="--warmup-evals"):
         make_detector("evalstop", warmup_evals=3)
+
+
+def test_det11_warmup_steps_hold_the_decline_rule_back() -> None:
+    """DET-11: reports before warmup_steps are not counted; the watch still keeps the best."""
+    scores = [0.5, 0.4, 0.3, 0.2, 0.3, 0.2, 0.1]  # steps 10..70
+    assert fired_at(fold(DeclineDetector(2), scores)) == 3
+    held = fold(DeclineDetector(2, warmup_steps=40), scores)
+    assert fired_at(held) == 7  # 0.2 at step 40 starts the count; 0.3 resets; 0.2, 0.1 fire
+    assert held[-1].best_step == 10 and held[-1].best_score == 0.5
+    assert DeclineDetector(2, warmup_steps=40).name == "evalstop(k=2,warmup_steps=40)"
+    with pytest.raises(ValueError, match="warmup_steps"):
+        DeclineDetector(2, warmup_steps=-1)
+
+
+def test_det11_lossplateau_warmup_and_baseline() -> None:
+    """DET-11: LossPlateau ignores losses before warmup_steps; a baseline seeds its best."""
+    flat = [0.0] * 6
+    losses = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert fired_at(fold(LossPlateau(3), flat, losses=losses)) == 4
+    assert fired_at(fold(LossPlateau(3, warmup_steps=30), flat, losses=losses)) == 6
+    improving = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5]
+    assert fired_at(fold(LossPlateau(3), flat, losses=improving)) is None
+    assert fired_at(fold(LossPlateau(3, baseline=0.4), flat, losses=improving)) == 3
+    assert LossPlateau(3, baseline=0.4).name == "lossplateau(p=3,d=0.01,baseline=0.4)"
+    for bad in ({"warmup_steps": -1}, {"baseline": math.nan}):
+        with pytest.raises(ValueError):
+            LossPlateau(3, **bad)
+    from evalstop.core.registry import make_detector
+
+    assert make_detector("lossplateau", baseline=0.4) == LossPlateau(baseline=0.4)
+    assert make_detector("evalstop", warmup_steps=5) == DeclineDetector(2, warmup_steps=5)
+    with pytest.raises(ValueError, match="--baseline"):
+        make_detector("evalstop", baseline=1.0)

@@ -17,10 +17,19 @@ SCORES = st.one_of(
 )
 
 
-@given(k=st.integers(1, 4), scores=st.lists(SCORES, max_size=30), loss=st.floats())
-def test_det10_fast_fold_equals_observe(k: int, scores: list[float], loss: float) -> None:
-    """DET-10: observe_decline gives the watch observe gives, after every score."""
-    detector = DeclineDetector(k)
+@given(
+    k=st.integers(1, 4),
+    scores=st.lists(SCORES, max_size=30),
+    loss=st.floats(),
+    min_delta=st.sampled_from([0.0, 0.5, 1.0]),
+    warmup=st.sampled_from([0, 25, 100]),
+)
+def test_det10_fast_fold_equals_observe(
+    k: int, scores: list[float], loss: float, min_delta: float, warmup: int
+) -> None:
+    """DET-10, DET-11: observe_decline gives the watch observe gives, after every score, for
+    every DeclineDetector field (min_delta, warmup_steps)."""
+    detector = DeclineDetector(k, min_delta=min_delta, warmup_steps=warmup)
     slow = fast = start_watch(detector)
     for i, score in enumerate(scores):
         step = 10 * (i + 1)

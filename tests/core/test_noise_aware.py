@@ -98,7 +98,16 @@ def test_nad4_baseline_stops_a_run_that_stays_far_below_it() -> None:
     """NAD-4: the rule: fire on a collapse, hold back for warm-up, min_delta, baseline."""
     flat = [0.0, 0.01, 0.0, 0.01, 0.0, 0.01, 0.0, 0.01]
     assert run(NoiseAwareDetector(), flat)[1] is None
-    assert run(NoiseAwareDetector(baseline=1.0), flat)[1] == 50
+    assert run(NoiseAwareDetector(baseline=1.0, warmup_evals=5), flat)[1] == 50
+    assert run(NoiseAwareDetector(baseline=1.0, warmup_evals=4), flat)[1] == 40
+
+
+def test_nad4_a_five_checkpoint_collapse_can_be_stopped_before_its_end() -> None:
+    """NAD-4, NAD-9: with the default warm-up (4) a steady fall on a 5-point curve fires at its
+    4th checkpoint, a stop before the run's end; the old warm-up of 5 could not."""
+    short = [1.0, 1.02, 0.6, 0.2, -0.2]
+    assert run(NoiseAwareDetector(), short)[1] == 40
+    assert run(NoiseAwareDetector(warmup_evals=5), short)[1] == 50
 
 
 scores_strategy = st.lists(
@@ -115,6 +124,8 @@ def test_nad6_positive_rescaling_and_shift_change_no_decision(
     scale = 2.0**power
     moved = [scale * s + shift / 64 for s in scores]
     assert run(detector, scores)[1] == run(detector, moved)[1]
+    keeper = NoiseAwareDetector(keep="level")
+    assert run(keeper, scores)[0].kept_step == run(keeper, moved)[0].kept_step
 
 
 @given(scores_strategy, st.data())
@@ -129,6 +140,9 @@ def test_nad7_a_nan_report_changes_no_decision(scores: list[float], data: st.Dat
     nan_steps = [*steps[:at], nan_step, *steps[at:]]
     fired = run(detector, scores, steps)[1]
     assert run(detector, with_nan, nan_steps)[1] == fired
+    keeper = NoiseAwareDetector(keep="level")
+    kept = keeper.kept(run(keeper, scores, steps)[0])
+    assert keeper.kept(run(keeper, with_nan, nan_steps)[0]) == kept
 
 
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=300))
@@ -136,7 +150,7 @@ def test_nad5_state_is_a_fixed_set_of_numbers(scores: list[float]) -> None:
     """NAD-5: the state is a fixed set of plain numbers."""
     state, _ = run(NoiseAwareDetector(), scores)
     fields = attrs.fields(NoiseState)
-    assert len(fields) == 12
+    assert len(fields) == 16
     for field in fields:
         assert isinstance(getattr(state, field.name), bool | int | float | type(None))
 
@@ -151,6 +165,8 @@ def test_nad5_state_is_a_fixed_set_of_numbers(scores: list[float]) -> None:
         {"warmup_steps": -2},
         {"min_delta": math.inf},
         {"baseline": math.nan},
+        {"keep": "last"},
+        {"keep_memory": 0.0},
     ],
 )
 def test_nad8_bad_parameters_are_value_errors(kwargs: dict[str, float]) -> None:
@@ -161,16 +177,19 @@ def test_nad8_bad_parameters_are_value_errors(kwargs: dict[str, float]) -> None:
 
 def test_nad8_name_shows_non_default_knobs() -> None:
     """NAD-8: parameters are validated and non-default knobs show in the name."""
-    assert NoiseAwareDetector().name == "noise-aware(z=2,memory=0.2,warmup=5)"
+    assert NoiseAwareDetector().name == "noise-aware(z=2.25,memory=0.3,warmup=4)"
     assert NoiseAwareDetector(min_delta=0.5, baseline=1.0).name == (
-        "noise-aware(z=2,memory=0.2,warmup=5,min_delta=0.5,baseline=1)"
+        "noise-aware(z=2.25,memory=0.3,warmup=4,min_delta=0.5,baseline=1)"
     )
+    assert NoiseAwareDetector(keep_memory=0.1).name.endswith(",keep=level(0.1))")
+    assert NoiseAwareDetector(keep="best").name.endswith(",keep=best)")
 
 
 def test_nad9_defaults_are_the_committed_simulator_choice() -> None:
     """NAD-9: the defaults are the committed simulator choice."""
     detector = NoiseAwareDetector()
-    assert (detector.z, detector.memory, detector.warmup_evals) == (2.0, 0.2, 5)
+    assert (detector.z, detector.memory, detector.warmup_evals) == (2.25, 0.3, 4)
+    assert (detector.keep, detector.keep_memory) == ("level", 0.05)
 
 
 def test_nad5_monitor_state_round_trips_through_json() -> None:
@@ -190,3 +209,52 @@ def test_nad5_monitor_state_round_trips_through_json() -> None:
         assert first.observe("run", 10 * (i + 1), score) == resumed.observe(
             "run", 10 * (i + 1), score
         )
+
+
+def _track_argmax(scores: Sequence[float], steps: Sequence[int], memory: float) -> int:
+    """An independent oracle for NAD-10: the first step where the smoothed level peaks."""
+    track, best, best_step, previous = 0.0, 0.0, steps[0], steps[0]
+    for step, score in zip(steps[1:], scores[1:], strict=True):
+        alpha = -math.expm1(-(step - previous) / (memory * max(step, 1)))
+        track += alpha * (score - scores[0] - track)
+        previous = step
+        if track > best:
+            best, best_step = track, step
+    return best_step
+
+
+def test_nad10_level_keep_ignores_a_lucky_spike_the_argmax_keeps() -> None:
+    """NAD-10: keep="level" keeps where the smoothed level peaks, not the lucky spike."""
+    from evalstop.core.detectors import observe, start_watch
+
+    steps = [1000 + 10 * i for i in range(10)]
+    scores = [1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, 1.2, 1.2, 1.2]
+    kept_by = {}
+    for keep in ("best", "level"):
+        detector = NoiseAwareDetector(keep=keep, keep_memory=0.2)
+        watch = start_watch(detector)
+        for step, score in zip(steps, scores, strict=True):
+            watch = observe(detector, watch, view(step, score))
+        kept_by[keep] = (watch.best_step, watch.best_score)
+    assert kept_by["best"] == (1030, 2.0)
+    assert kept_by["level"] == (1090, 1.2)
+    assert _track_argmax(scores, steps, 0.2) == 1090
+
+
+@given(scores_strategy, st.sampled_from([0.05, 0.2, 1.0]))
+def test_nad10_kept_step_is_the_smoothed_levels_first_argmax(
+    scores: list[float], memory: float
+) -> None:
+    """NAD-10: the kept checkpoint is the first report where the keep level is highest."""
+    from evalstop.core.detectors import observe, start_watch
+
+    steps = [10 * (i + 1) for i in range(len(scores))]
+    detector = NoiseAwareDetector(keep="level", keep_memory=memory)
+    watch = start_watch(detector)
+    for step, score in zip(steps, scores, strict=True):
+        watch = observe(detector, watch, view(step, score))
+        assert watch.best_step is not None
+    expected = _track_argmax(scores, steps, memory)
+    assert watch.best_step == expected
+    assert watch.best_score == scores[steps.index(expected)]
+    assert NoiseAwareDetector(keep="best").kept(watch.rule) is None

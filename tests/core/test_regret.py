@@ -27,6 +27,8 @@ def test_rgt1_regret_is_the_loss_over_the_gain() -> None:
     assert regret_fraction(best=1.0, first=0.0, kept=-1.0) == pytest.approx(2.0)
     assert regret_fraction(best=1.0, first=1.0, kept=1.0) == 0.0
     assert regret_fraction(best=1.0, first=1.0, kept=0.2) == 1.0
+    assert regret_fraction(best=2.0, first=0.0, kept=1.5) == 0.25  # a gain other than 1
+    assert regret_fraction(best=0.5, first=0.25, kept=0.375) == 0.5
 
 
 @given(finite, finite, finite)
@@ -56,6 +58,7 @@ def test_rgt3_summary_counts_and_rates() -> None:
     summary = summarize_runs(runs)
     assert (summary.runs, summary.collapsing, summary.healthy) == (5, 2, 3)
     assert (summary.harmful, summary.benign, summary.missed) == (1, 2, 1)
+    assert summary.harmful_healthy == 1
     assert summary.recall == 0.5
     assert summary.harmful_rate == pytest.approx(1 / 3)
     assert summary.benign_rate == pytest.approx(1 / 3)

@@ -74,3 +74,22 @@ def test_scb3_scb4_command_writes_json_and_png_and_rejects_bad_input(
     assert main(["detectors", "--healthy", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.count("evalstop: error:") == 2 and "Traceback" not in err
+
+
+def test_scb5_reproduce_includes_the_simulated_scoreboard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SCB-5: reproduce prints and writes the simulated scoreboard of the worlds it runs."""
+    out = tmp_path / "out"
+    argv = ["reproduce", "--quick", "--seeds", "1", "--jobs", "20", "--world", "paper"]
+    code = main([*argv, "--out", str(out), "--workers", "1", "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "Detector scoreboard, simulated part" in printed
+    assert "detector scoreboard:" in printed and "s of CPU" in printed
+    assert "Detector scoreboard, simulated part" in (out / "report.txt").read_text()
+    payload = json.loads((out / "scoreboard.json").read_text())
+    assert payload["jobs_per_workload"] == 20 and payload["seed"] == 1
+    assert {cell["world"] for cell in payload["cells"]} == {"paper"}
+    assert {cell["world"] for cell in payload["tradeoff"]} == {"paper"}
+    assert not any(cell["source"] != "sim" for cell in payload["cells"])

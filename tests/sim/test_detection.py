@@ -61,19 +61,21 @@ def test_dq3_delay_from_the_peak_checkpoint() -> None:
 
 
 def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> None:
-    """RGT-4: fold_job stops where EvalStop stops the job; a fire at the last point is no stop."""
+    """RGT-4, NAD-10: fold_job stops where EvalStop stops the job and keeps what it keeps (the
+    noise-aware level keep too); a fire at the last point is no stop."""
     from evalstop.core.noise_aware import NoiseAwareDetector
-    from evalstop.sim.detection import fold_job, job_run_score, regret_metrics
+    from evalstop.sim.detection import fold_job, job_run_score, job_views, regret_metrics
     from evalstop.sim.workload import WorkloadConfig, generate
 
     workload = generate(WorkloadConfig(n_jobs=120, eval_noise=0.1), seed=3)
     jobs = {job.job_id: job for job in workload.jobs}
-    for detector in (DeclineDetector(2), NoiseAwareDetector()):
+    for detector in (DeclineDetector(2), NoiseAwareDetector(), NoiseAwareDetector(keep="level")):
         outcomes = job_outcomes(simulate(workload.jobs, evalstop(fifo, detector), Cluster(64)))
         for job_id, outcome in outcomes.items():
             if outcome.kind is not JobKind.RLHF:
                 continue  # EvalStop watches RLHF jobs only (EVS)
             stop, kept = fold_job(detector, jobs[job_id])
+            assert fold_job(detector, jobs[job_id], job_views(jobs[job_id])) == (stop, kept)
             assert (stop is not None) == outcome.stopped
             if stop is not None:
                 assert stop == outcome.evals_seen - 1 and kept == outcome.kept_index

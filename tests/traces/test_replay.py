@@ -225,6 +225,20 @@ def test_result_fields_without_a_stop_rpl_5() -> None:
     assert (result.n_evals, result.last_step) == (3, 9)
 
 
+def test_nad10_replay_keeps_the_noise_aware_level_checkpoint() -> None:
+    """NAD-10, RPL-9: replay keeps the checkpoint the noise-aware level keep chooses."""
+    from evalstop.core.noise_aware import NoiseAwareDetector
+
+    steps = [1000 + 10 * i for i in range(30)]
+    values = [1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, *[1.2] * 5, *[1.2 - 0.3 * i for i in range(1, 19)]]
+    trace = Trace("t", "m", TraceFormat.CSV, steps, values)
+    best = replay(trace, NoiseAwareDetector(keep="best"), mode="max")
+    level = replay(trace, NoiseAwareDetector(keep="level", keep_memory=0.2), mode="max")
+    assert best.stopped and level.stopped and best.stop_step == level.stop_step
+    assert (best.kept_step, best.kept_value) == (1030, 2.0)
+    assert (level.kept_step, level.kept_value) == (1110, 1.2)
+
+
 def test_rule_firing_before_any_finite_value_keeps_nothing_rpl_5() -> None:
     """RPL-5: stopat firing on a NaN checkpoint keeps nothing (null best, null regret)."""
     trace = Trace("t", "m", TraceFormat.CSV, [0, 5, 10], [math.nan, math.nan, 0.5])
@@ -405,7 +419,7 @@ def test_rpl9_last_point_fire_regret_and_knobs(
     stopped = cli_json(capsys, str(path), "--k", "1")
     assert (stopped["stop_step"], stopped["kept_step"], stopped["stop_class"]) == (3, 2, "benign")
     knobbed = cli_json(capsys, str(path), "--detector", "noise-aware", "--warmup-evals", "2")
-    assert knobbed["detector"] == "noise-aware(z=2,memory=0.2,warmup=2)"
+    assert knobbed["detector"] == "noise-aware(z=2.25,memory=0.3,warmup=2)"
     code, _, err = cli(capsys, str(path), "--warmup-evals", "3")
     assert code == 2 and "--warmup-evals" in err and "noise-aware" in err
     delta = cli_json(capsys, str(path), "--k", "1", "--min-delta", "0.2")  # DET-1: drops of 0.1

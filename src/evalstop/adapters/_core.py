@@ -8,6 +8,8 @@ adapters both keep all their per-run state in one :class:`~evalstop.live.monitor
 
 from __future__ import annotations
 
+import operator
+import os
 from collections.abc import Mapping
 from typing import Any, SupportsFloat, SupportsIndex
 
@@ -17,7 +19,16 @@ from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import JobKey, Mode, Monitor, MonitorVerdict, Stop
 
-__all__ = ["BestCheckpoint", "MetricFeed", "optional_class"]
+__all__ = [
+    "BestCheckpoint",
+    "MetricFeed",
+    "as_step",
+    "check_k",
+    "check_mapping",
+    "check_name",
+    "check_path",
+    "optional_class",
+]
 
 
 @attrs.frozen(slots=True)
@@ -51,6 +62,48 @@ def as_step(name: str, value: object) -> int:
     if step < 0:
         raise ValueError(f"step {name!r} must be >= 0, got {step}")
     return step
+
+
+def check_name(what: str, value: object) -> str:
+    """``value`` if it is a non-empty ``str`` (a metric, a result key), else TypeError or
+    ValueError naming ``what`` (spec ``ADP-14``)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{what} must not be empty")
+    return value
+
+
+def check_k(k: object) -> int | None:
+    """None, or ``k`` as an int >= 1 (numpy integers too, never a bool or a float)."""
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, SupportsIndex):
+        raise TypeError(f"k must be an int, got {type(k).__name__}")
+    value = operator.index(k)
+    if value < 1:
+        raise ValueError(f"k must be >= 1, got {value}")
+    return value
+
+
+def check_path(what: str, value: object) -> str | None:
+    """None, or ``value`` (a ``str`` or ``os.PathLike[str]``) as a non-empty str path without
+    a NUL byte; bytes paths are refused (the path is saved in JSON state)."""
+    if value is None:
+        return None
+    path = os.fspath(value) if isinstance(value, str | os.PathLike) else None
+    if not isinstance(path, str):
+        raise TypeError(f"{what} must be a str or os.PathLike[str], got {type(value).__name__}")
+    if not path or "\0" in path:
+        raise ValueError(f"{what} must be a non-empty path without NUL bytes")
+    return path
+
+
+def check_mapping(what: str, value: object) -> Mapping[str, Any]:
+    """``value`` if it is a mapping (a result or metrics dict), else TypeError."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} must be a mapping, got {type(value).__name__}")
+    return value
 
 
 def _lookup(metrics: Mapping[str, Any], key: str) -> object:
@@ -95,10 +148,14 @@ class MetricFeed:
         *,
         aliases: tuple[str, ...] = (),
     ) -> None:
-        if not isinstance(metric, str) or not metric:
-            raise TypeError(f"metric must be a non-empty str, got {type(metric).__name__}")
+        check_name("metric", metric)
+        k = check_k(k)
         if k is not None and detector is not None:
             raise ValueError("give k or detector, not both")
+        if not isinstance(aliases, tuple):
+            raise TypeError(f"aliases must be a tuple, got {type(aliases).__name__}")
+        for alias in aliases:
+            check_name("an alias", alias)
         if k is not None:
             detector = DeclineDetector(k)
         self._monitor = Monitor(detector, mode, metric=metric)
@@ -142,8 +199,10 @@ class MetricFeed:
         """The metric's value in ``metrics`` as a float, or None when it is absent or None.
 
         Raises:
-            TypeError: the value is not a number (a bool is not a number here).
+            TypeError: ``metrics`` is not a mapping, or the value is not a number (a bool is
+                not a number here).
         """
+        check_mapping("metrics", metrics)
         for key in self._keys:
             value = _lookup(metrics, key)
             if value is not None:

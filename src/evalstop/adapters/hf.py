@@ -34,7 +34,13 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from evalstop.adapters._core import BestCheckpoint, MetricFeed, optional_class
+from evalstop.adapters._core import (
+    BestCheckpoint,
+    MetricFeed,
+    check_name,
+    check_path,
+    optional_class,
+)
 from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.live.monitor import Mode, Monitor, MonitorVerdict
 
@@ -105,15 +111,17 @@ class EvalStopCallback(TrainerCallback, ExportableState):
         event: Event = "evaluate",
         stop_file: str | os.PathLike[str] | None = None,
     ) -> None:
-        super().__init__()
+        # Arguments are checked before the base class, so without transformers too (ADP-14).
         if event not in ("evaluate", "log"):
             raise ValueError(f"event must be 'evaluate' or 'log', got {event!r}")
+        check_name("metric", metric)
         aliases = (_eval_key(metric),) if event == "evaluate" else ()
-        self._feed = MetricFeed(
-            metric, "auto" if mode is None else mode, k, detector, aliases=aliases
-        )
+        feed = MetricFeed(metric, "auto" if mode is None else mode, k, detector, aliases=aliases)
+        stop_path = check_path("stop_file", stop_file)
+        super().__init__()
+        self._feed = feed
         self._event: Event = event
-        self._stop_file = None if stop_file is None else os.fspath(stop_file)
+        self._stop_file = stop_path
         self._output_dir: str | None = None
         self._owns_best = True
         self._warned_no_eval = False

@@ -22,7 +22,13 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalstop.adapters._core import BestCheckpoint, MetricFeed, optional_class
+from evalstop.adapters._core import (
+    BestCheckpoint,
+    MetricFeed,
+    check_name,
+    check_path,
+    optional_class,
+)
 from evalstop.live.monitor import Stop
 
 if TYPE_CHECKING:
@@ -65,9 +71,13 @@ class EvalStopCallback(Callback):
         detector: Detector[Any] | None = None,
         stop_file: str | os.PathLike[str] | None = None,
     ) -> None:
+        # Arguments are checked before the base class, so without Lightning too (ADP-14).
+        check_name("monitor", monitor)
+        feed = MetricFeed(monitor, "auto" if mode is None else mode, k, detector)
+        stop_path = check_path("stop_file", stop_file)
         super().__init__()
-        self._feed = MetricFeed(monitor, "auto" if mode is None else mode, k, detector)
-        self._stop_file = None if stop_file is None else os.fspath(stop_file)
+        self._feed = feed
+        self._stop_file = stop_path
         self._checkpoint: Any = None
 
     @property

@@ -53,10 +53,11 @@ class EvalStopPruner(BasePruner):
         k: int | None = None,
         detector: Detector[Any] | None = None,
     ) -> None:
-        super().__init__()
+        # Arguments are checked before the base class, so without optuna too (ADP-14).
         if mode not in (None, "max", "min"):
             raise ValueError(f"mode must be 'max', 'min' or None, got {mode!r}")
         MetricFeed(_METRIC, "max", k, detector)  # checks k and detector now, not at a trial
+        super().__init__()
         self._mode = mode
         self._k = k
         self._detector = detector

@@ -24,7 +24,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalstop.adapters._core import BestCheckpoint, MetricFeed, as_step, optional_class
+from evalstop.adapters._core import (
+    BestCheckpoint,
+    MetricFeed,
+    as_step,
+    check_mapping,
+    check_name,
+    optional_class,
+)
 from evalstop.core.detectors import Detector
 from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import Mode, Monitor, MonitorVerdict
@@ -55,6 +62,7 @@ class _Trials:
 
     def observe(self, trial_id: str, result: Mapping[str, Any]) -> bool:
         """Feed one result; True when the trial is to stop (now or already)."""
+        check_mapping("a Tune result", result)
         if self.feed.find(result) is None:  # not an evaluation: no observation (ADP-3)
             return self.feed.stopped(trial_id)
         if self.step_key not in result:
@@ -143,8 +151,10 @@ class EvalStopStopper(_Queries, Stopper):
         *,
         step_key: str = STEP_KEY,
     ) -> None:
+        # Arguments are checked before the base class, so without Ray too (spec ADP-14).
+        trials = _Trials(MetricFeed(metric, mode, k, detector), check_name("step_key", step_key))
         super().__init__()
-        self._fixed = _Trials(MetricFeed(metric, mode, k, detector), step_key)
+        self._fixed = trials
 
     def __call__(self, trial_id: str, result: Mapping[str, Any]) -> bool:
         """True when ``trial_id`` is to stop after this result (it stays True once stopped)."""
@@ -188,11 +198,13 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
         *,
         step_key: str = STEP_KEY,
     ) -> None:
-        super().__init__()  # type: ignore[no-untyped-call, unused-ignore]  # Ray's is unannotated
+        # Arguments are checked before the base class, so without Ray too (spec ADP-14): the
+        # feed is built at the first result, but a throwaway one checks k and detector now.
         if mode not in (None, "max", "min"):
             raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
-        if k is not None and detector is not None:
-            raise ValueError("give k or detector, not both")
+        MetricFeed("metric" if metric is None else metric, "max", k, detector)
+        check_name("step_key", step_key)
+        super().__init__()  # type: ignore[no-untyped-call, unused-ignore]  # Ray's is unannotated
         self._metric: str | None = metric
         self._mode: Mode | None = mode
         self._k = k
@@ -202,6 +214,8 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
 
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
         """Take ``metric`` and ``mode`` from ``TuneConfig``; False when already given here."""
+        if metric is not None and not isinstance(metric, str):
+            raise TypeError(f"metric must be a str or None, got {type(metric).__name__}")
         if (self._metric and metric) or (self._mode and mode) or self._state is not None:
             return False
         if mode not in (None, "max", "min"):

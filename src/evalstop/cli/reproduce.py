@@ -18,7 +18,19 @@ from evalstop.experiments.plots import PLOTS_HINT, plot_names, plots_available, 
 from evalstop.experiments.ray_backend import Backend, BackendError, RayBackend
 from evalstop.experiments.report import render_report
 from evalstop.experiments.results import Results, build_results, results_json
-from evalstop.experiments.runner import default_workers, run_audits, run_plan
+from evalstop.experiments.runner import (
+    MAX_WORKERS_PER_CPU,
+    default_workers,
+    max_workers,
+    run_audits,
+    run_plan,
+)
+from evalstop.experiments.scoreboard import Scoreboard
+from evalstop.experiments.scoreboard_reproduce import (
+    SCOREBOARD_FILES,
+    reproduce_scoreboard,
+    write_scoreboard,
+)
 from evalstop.sim.attach import AttachRule
 from evalstop.sim.worlds import WORLDS
 
@@ -28,6 +40,7 @@ OUTPUT_NAMES = (
     "report.txt",
     "results.json",
     *(f"{name}.png" for world in WORLD_NAMES for name in plot_names(world)),
+    *SCOREBOARD_FILES,
 )
 """Every file ``--out`` receives (the plots only with the ``plots`` extra)."""
 
@@ -52,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         default=None,
-        help=f"worker processes (default one per core: {default_workers()})",
+        help=f"worker processes (default one per core: {default_workers()}; "
+        f"at most {max_workers()})",
     )
     parser.add_argument(
         "--world",
@@ -120,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
     workers = default_workers() if args.workers is None else args.workers
     if workers < 1:
         raise CliError(f"--workers must be >= 1, got {workers}")
+    if workers > max_workers() and args.address is None:
+        raise CliError(
+            f"--workers must be at most {max_workers()} ({MAX_WORKERS_PER_CPU} per CPU, "
+            f"{default_workers()} CPU(s) here), got {workers}"
+        )
     output = None if args.out is None else OutputDir(args.out, "--out", OUTPUT_NAMES)
 
     backend, where = _backend(args, workers)
@@ -135,10 +154,17 @@ def run(args: argparse.Namespace) -> int:
     results = build_results(settings, figures, run_audits(settings))
     elapsed = time.perf_counter() - started
     report = render_report(results)
+    # the scoreboard is synthetic: none on a trace, as no plots (SCB-5)
+    scoreboard = None if settings.trace is not None else reproduce_scoreboard(settings)
+    if scoreboard is not None:
+        report = f"{report}\n\n{scoreboard.text}"
     print(report)
     print(f"\n{len(sims)} simulations in {elapsed:.1f} s on {where}")
+    if scoreboard is not None:
+        print(f"detector scoreboard: {scoreboard.cpu_seconds:.1f} s of CPU")
     if output is not None:
-        for path in _write(output, report, results):
+        board = None if scoreboard is None else scoreboard.board
+        for path in _write(output, report, results, board):
             print(f"wrote {path}")
     return 0
 
@@ -163,8 +189,11 @@ def _backend(args: argparse.Namespace, workers: int) -> tuple[Backend | None, st
     return None, f"{workers} worker(s)"
 
 
-def _write(output: OutputDir, report: str, results: Results) -> list[Path]:
-    """Stage the report, the results and the plots, then put them in place together."""
+def _write(
+    output: OutputDir, report: str, results: Results, board: Scoreboard | None
+) -> list[Path]:
+    """Stage the report, the results, the scoreboard and the plots, then put them in place
+    together."""
     with output:
         output.write_text("report.txt", report + "\n")
         output.write_text(
@@ -182,4 +211,11 @@ def _write(output: OutputDir, report: str, results: Results) -> list[Path]:
                 ) from None
         else:
             print(PLOTS_HINT)
+        if board is not None:
+            try:
+                write_scoreboard(board, output.staging, plot=plots_available())
+            except OSError as error:
+                raise CliError(
+                    f"--out {output.folder}: cannot write the scoreboard ({error.strerror})"
+                ) from None
         return output.commit()

@@ -24,6 +24,7 @@ from types import FrameType
 from typing import Any, get_args
 
 from evalstop.cli.errors import CliError
+from evalstop.cli.knobs import add_knobs, knobs
 from evalstop.core.detectors import Detector
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.live.direction import ModeChoice
@@ -81,6 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="shell command run at each stop; {run}, {name}, {path}, {stop_step}, {best_step}, "
         "{best_value}, {metric}, {detector} are replaced by the run's (shell-quoted) fields",
     )
+    add_knobs(parser)
 
 
 def _substitute(template: str, body: dict[str, Any]) -> str:
@@ -153,9 +155,14 @@ def _check(args: argparse.Namespace) -> list[Path]:
 def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
     """The monitor factory: the options given, the monitor's own defaults for the others."""
     detector: Detector[Any] | None = None
-    if args.detector is not None or args.k is not None:
-        name = "evalstop" if args.detector is None else args.detector
-        detector = make_detector(name, **({} if args.k is None else {"k": args.k}))
+    given = knobs(args)
+    if args.detector is not None or args.k is not None or given:
+        default = "noise-aware" if given and args.k is None else "evalstop"
+        name = default if args.detector is None else args.detector
+        try:
+            detector = make_detector(name, **({} if args.k is None else {"k": args.k}), **given)
+        except ValueError as error:
+            raise CliError(str(error)) from None
     options: dict[str, Any] = {} if args.mode is None else {"mode": args.mode}
     return lambda: Monitor(detector, metric=args.metric, **options)
 

@@ -16,6 +16,7 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 
 from evalstop.core.boundary import CheckpointView, Verdict
+from evalstop.core.noise_aware import NoiseAwareDetector, _count, _optional_finite
 
 __all__ = [
     "DeclineDetector",
@@ -125,26 +126,32 @@ class DeclineDetector:
         k: the consecutive declines that fire the detector.
         min_delta: a decline must be more than this below the previous score, in the metric's
             units (0: any strict decline, the paper's rule; spec ``DET-1``).
+        warmup_steps: reports before this step are not counted by the rule (0; ``DET-11``).
 
     Raises:
-        ValueError: ``k < 1`` or a negative or non-finite ``min_delta``.
+        ValueError: ``k < 1``, a negative or non-finite ``min_delta``, a negative
+            ``warmup_steps``.
     """
 
     k: int = attrs.field(default=2, validator=_at_least_one)
     min_delta: float = attrs.field(default=0.0, validator=_non_negative_finite)
+    warmup_steps: int = attrs.field(default=0, validator=_count)
 
     @property
     def name(self) -> str:
-        if self.min_delta:
-            return f"evalstop(k={self.k},min_delta={self.min_delta:g})"
-        return f"evalstop(k={self.k})"
+        extras = "".join(
+            f",{label}={value:g}"
+            for label, value in (("min_delta", self.min_delta), ("warmup_steps", self.warmup_steps))
+            if value
+        )
+        return f"evalstop(k={self.k}{extras})"
 
     def initial(self) -> DeclineState:
         return DeclineState()
 
     def update(self, state: DeclineState, obs: CheckpointView) -> DeclineState:
         score = obs.eval_score
-        if not math.isfinite(score):
+        if not math.isfinite(score) or obs.step < self.warmup_steps:
             return state
         previous = state.previous
         threshold = None if previous is None else previous - self.min_delta
@@ -214,24 +221,33 @@ class LossPlateau:
     Attributes:
         patience: evaluations without an improvement that fire the detector.
         min_delta: the relative improvement that counts (0.01: one percent of the best loss).
+        warmup_steps: reports before this step are not counted by the rule (0; ``DET-11``).
+        baseline: when set, the best loss starts there, so a run must get below it (Keras'
+            ``baseline``; None).
 
     Raises:
-        ValueError: ``patience < 1``, or ``min_delta`` negative or not finite.
+        ValueError: ``patience < 1``, ``min_delta`` negative or not finite, a negative
+            ``warmup_steps`` or a non-finite ``baseline``.
     """
 
     patience: int = attrs.field(default=3, validator=_at_least_one)
     min_delta: float = attrs.field(default=0.01, validator=_non_negative_finite)
+    warmup_steps: int = attrs.field(default=0, validator=_count)
+    baseline: float | None = attrs.field(default=None, validator=_optional_finite)
 
     @property
     def name(self) -> str:
-        return f"lossplateau(p={self.patience},d={self.min_delta:g})"
+        extras = f",warmup_steps={self.warmup_steps}" if self.warmup_steps else ""
+        if self.baseline is not None:
+            extras += f",baseline={self.baseline:g}"
+        return f"lossplateau(p={self.patience},d={self.min_delta:g}{extras})"
 
     def initial(self) -> PlateauState:
-        return PlateauState()
+        return PlateauState(self.baseline)
 
     def update(self, state: PlateauState, obs: CheckpointView) -> PlateauState:
         loss = obs.loss
-        if not math.isfinite(loss):
+        if not math.isfinite(loss) or obs.step < self.warmup_steps:
             return state
         if state.best is None or loss < state.best - self.min_delta * abs(state.best):
             return PlateauState(loss, 0)
@@ -264,7 +280,8 @@ class Watch(Generic[S]):
     """A detector's state on one job plus the best checkpoint seen so far (O(1)).
 
     The best checkpoint is tracked the same way for every detector, so "stop and save" keeps
-    the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``).
+    the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``), unless
+    the detector keeps its own (the noise-aware detector's ``keep="level"``, ``NAD-10``).
 
     Attributes:
         rule: the detector's own state.
@@ -303,6 +320,10 @@ def observe(detector: Detector[S], watch: Watch[S], obs: CheckpointView) -> Watc
     best_step, best_score = watch.best_step, watch.best_score
     if valid and improves(best_score, score):
         best_step, best_score = obs.step, score
+    if isinstance(detector, NoiseAwareDetector):
+        kept = detector.kept(rule)
+        if kept is not None:
+            best_step, best_score = kept
     fired_step = watch.fired_step
     if fired_step is None and detector.fired(rule):
         fired_step = obs.step
@@ -324,16 +345,22 @@ def observe_decline(
         return Watch(watch.rule, watch.evals, watch.best_step, watch.best_score, step)
     state = watch.rule
     previous = state.previous
-    declines = (
-        state.declines + 1 if previous is not None and score < previous - detector.min_delta else 0
-    )
+    if step < detector.warmup_steps:  # the rule ignores the report (DET-11)
+        rule, declines = state, state.declines
+    else:
+        declines = (
+            state.declines + 1
+            if previous is not None and score < previous - detector.min_delta
+            else 0
+        )
+        rule = DeclineState(declines, score)
     best_step, best_score = watch.best_step, watch.best_score
     if best_score is None or score > best_score:
         best_step, best_score = step, score
     fired_step = watch.fired_step
     if fired_step is None and declines >= detector.k:
         fired_step = step
-    return Watch(DeclineState(declines, score), watch.evals + 1, best_step, best_score, fired_step)
+    return Watch(rule, watch.evals + 1, best_step, best_score, fired_step)
 
 
 _isfinite = math.isfinite

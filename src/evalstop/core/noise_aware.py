@@ -25,8 +25,9 @@ run whose level stays well below it is stopped too (Keras' ``baseline``).
 
 The state stores levels relative to the run's first valid score, so an affine change of the
 metric (positive scale, any shift) changes no decision (``NAD-6``), and a NaN report leaves the
-state untouched (``NAD-7``). Defaults were chosen in the simulator only; see
-``spec/detectors.md`` for the data and the comparison that chose them.
+state untouched (``NAD-7``). The checkpoint to keep is where a second, shorter-memory level
+peaked, not the luckiest report (``keep="level"``, ``NAD-10``). Defaults were chosen in the
+simulator only (``docs/scripts/tune_noise_aware.py``); see ``spec/detectors.md``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import attrs
 
 from evalstop.core.boundary import CheckpointView
 
-__all__ = ["ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
+__all__ = ["KEEP_MEMORY", "KEEP_RULES", "ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
 
 ROUGHNESS_TO_SIGMA = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
 """E|e| / sigma for a second difference ``e`` of independent N(0, sigma^2) scores."""
@@ -59,6 +60,9 @@ class NoiseState:
         peak: the highest level so far (or the baseline), minus ``origin``.
         peak_weight: ``weight`` of the level at the peak (0 for a baseline).
         alarm: whether the rule holds after the last valid evaluation.
+        track: the keep rule's exponentially weighted level minus ``origin`` (``NAD-10``).
+        kept_level: the highest ``track`` so far; kept_step: the step where it was reached.
+        kept_score: the score reported at ``kept_step`` (as reported, not relative).
     """
 
     evals: int = 0
@@ -73,6 +77,10 @@ class NoiseState:
     peak: float = 0.0
     peak_weight: float = 0.0
     alarm: bool = False
+    track: float = 0.0
+    kept_level: float = 0.0
+    kept_step: int = 0
+    kept_score: float = 0.0
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -97,29 +105,47 @@ def _optional_finite(
         raise ValueError(f"{attribute.name} must be a finite number or None, got {value!r}")
 
 
+KEEP_MEMORY = 0.05
+"""The default ``keep_memory`` (``NAD-9``)."""
+
+KEEP_RULES: tuple[str, ...] = ("best", "level")
+"""``best``: keep the best reported score (``DET-4``); ``level``: the best smoothed level."""
+
+
+def _keep_rule(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in KEEP_RULES:
+        raise ValueError(f"{attribute.name} must be one of {KEEP_RULES}, got {value!r}")
+
+
 @attrs.frozen(slots=True)
 class NoiseAwareDetector:
     """Fire when the smoothed score has fallen from its peak by more than the noise explains.
 
     Attributes:
-        z: how many standard deviations of the drop under noise alone make a decline (2).
-        memory: the level's memory, as a fraction of the steps elapsed so far (0.2).
-        warmup_evals: no stop before this many valid evaluations (5: the noise estimate needs
-            a few second differences).
+        z: how many standard deviations of the drop under noise alone make a decline (2.25).
+        memory: the level's memory, as a fraction of the steps elapsed so far (0.3).
+        warmup_evals: no stop before this many valid evaluations (4: the noise estimate needs
+            a few second differences; the Student-t widening guards the first ones).
         warmup_steps: no stop before this step (0).
         min_delta: the drop must also exceed this, in the metric's units (0).
         baseline: when set, the peak starts at this score (in higher-is-better units), so a
             run that never gets near it is stopped too (None).
+        keep: the checkpoint to keep: ``level``, the one where a smoothed level of the scores
+            was highest, or ``best``, the best reported score (``NAD-10``).
+        keep_memory: the memory of the keep rule's level, as ``memory`` (0.05).
 
-    The defaults were fixed in the simulator before any real curve was scored (spec ``NAD-9``).
+    The defaults were chosen in the simulator only, by ``docs/scripts/tune_noise_aware.py``
+    (spec ``NAD-9``).
     """
 
-    z: float = attrs.field(default=2.0, validator=_positive)
-    memory: float = attrs.field(default=0.2, validator=_positive)
-    warmup_evals: int = attrs.field(default=5, validator=_count)
+    z: float = attrs.field(default=2.25, validator=_positive)
+    memory: float = attrs.field(default=0.3, validator=_positive)
+    warmup_evals: int = attrs.field(default=4, validator=_count)
     warmup_steps: int = attrs.field(default=0, validator=_count)
     min_delta: float = attrs.field(default=0.0, validator=_non_negative)
     baseline: float | None = attrs.field(default=None, validator=_optional_finite)
+    keep: str = attrs.field(default="level", validator=_keep_rule)
+    keep_memory: float = attrs.field(default=KEEP_MEMORY, validator=_positive)
 
     @property
     def name(self) -> str:
@@ -133,6 +159,10 @@ class NoiseAwareDetector:
         ]
         if self.baseline is not None:
             extras.append(f"baseline={self.baseline:g}")
+        if self.keep == "best":
+            extras.append("keep=best")
+        elif self.keep_memory != KEEP_MEMORY:
+            extras.append(f"keep=level({self.keep_memory:g})")
         core = f"z={self.z:g},memory={self.memory:g},warmup={self.warmup_evals}"
         return f"noise-aware({','.join([core, *extras])})"
 
@@ -148,7 +178,8 @@ class NoiseAwareDetector:
             return self._first(score, obs.step)
         value = score - state.origin
         gap = max(obs.step - state.step, 0)
-        alpha = -math.expm1(-gap / (self.memory * max(obs.step, 1)))
+        elapsed = max(obs.step, 1)
+        alpha = -math.expm1(-gap / (self.memory * elapsed))
         level = state.level + alpha * (value - state.level)
         weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
         roughness, differences = state.roughness, state.differences
@@ -161,6 +192,12 @@ class NoiseAwareDetector:
         evals = state.evals + 1
         variance = weight + peak_weight
         alarm = self._alarm(evals, obs.step, peak - level, variance, roughness, differences)
+        track = state.track - math.expm1(-gap / (self.keep_memory * elapsed)) * (
+            value - state.track
+        )
+        kept = (state.kept_level, state.kept_step, state.kept_score)
+        if track > state.kept_level:
+            kept = (track, obs.step, score)
         return NoiseState(
             evals,
             obs.step,
@@ -174,10 +211,20 @@ class NoiseAwareDetector:
             peak,
             peak_weight,
             alarm,
+            track,
+            *kept,
         )
 
     def fired(self, state: NoiseState) -> bool:
         return state.alarm
+
+    def kept(self, state: NoiseState) -> tuple[int, float] | None:
+        """``(step, score)`` of the checkpoint to keep under ``keep="level"`` (``NAD-10``);
+        None under ``keep="best"`` (the watch's best reported score, ``DET-4``) or before the
+        first valid score."""
+        if self.keep != "level" or state.origin is None:
+            return None
+        return state.kept_step, state.kept_score
 
     def threshold(self, state: NoiseState) -> float:
         """The drop that fires in ``state`` (inf before the first second difference)."""
@@ -187,7 +234,16 @@ class NoiseAwareDetector:
         peak, peak_weight = 0.0, 1.0
         if self.baseline is not None and self.baseline - score > 0.0:
             peak, peak_weight = self.baseline - score, 0.0
-        return NoiseState(1, step, score, 0.0, 0.0, 0.0, 1.0, 0.0, 0, peak, peak_weight, False)
+        return NoiseState(
+            evals=1,
+            step=step,
+            origin=score,
+            weight=1.0,
+            peak=peak,
+            peak_weight=peak_weight,
+            kept_step=step,
+            kept_score=score,
+        )
 
     def _threshold(self, roughness: float, count: int, variance: float) -> float:
         if count == 0:

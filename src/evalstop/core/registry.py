@@ -71,7 +71,8 @@ def make_detector(
     """The detector called ``name`` (see the module docstring).
 
     ``knobs`` (``min_delta``, ``warmup_evals``, ``warmup_steps``, ``baseline``) set the
-    ``noise-aware`` detector's parameters; ``evalstop`` takes ``min_delta`` (``DET-1``); any
+    ``noise-aware`` detector's parameters; ``evalstop`` takes ``min_delta`` (``DET-1``) and
+    ``warmup_steps``, ``lossplateau`` ``warmup_steps`` and ``baseline`` (``DET-11``); any
     other knob or detector refuses them with a ``ValueError``. Raises
     :class:`UnknownNameError` for an unknown name and ``ValueError`` for a bad parameter
     (``k < 1``, a fraction outside (0, 1], a bad knob).
@@ -82,13 +83,16 @@ def make_detector(
         raise ValueError(f"unknown detector knob(s): {', '.join(unknown)}")
     if name == "noise-aware":
         return NoiseAwareDetector(**given)  # type: ignore[arg-type]
-    if name == "evalstop" and set(given) <= {"min_delta"}:
-        return DeclineDetector(k, float(given.get("min_delta") or 0.0))
+    taken = {"evalstop": {"min_delta", "warmup_steps"}, "lossplateau": {"warmup_steps", "baseline"}}
+    if given and set(given) <= taken.get(name, set()):
+        if name == "evalstop":
+            return DeclineDetector(k, **given)  # type: ignore[arg-type]
+        return LossPlateau(**given)  # type: ignore[arg-type]
     if given:
         options = ", ".join("--" + key.replace("_", "-") for key in sorted(given))
         raise ValueError(
-            f"{options}: only the noise-aware detector takes these knobs "
-            "(evalstop takes --min-delta)"
+            f"{options}: only the noise-aware detector takes these knobs (evalstop takes "
+            "--min-delta and --warmup-steps, lossplateau --warmup-steps and --baseline)"
         )
     if name == "evalstop":
         return DeclineDetector(k)

@@ -28,7 +28,15 @@ from evalstop.sim.philly import trace_workload
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.workload import generate
 
-__all__ = ["Figures", "default_workers", "run_audits", "run_group", "run_plan"]
+__all__ = [
+    "MAX_WORKERS_PER_CPU",
+    "Figures",
+    "default_workers",
+    "max_workers",
+    "run_audits",
+    "run_group",
+    "run_plan",
+]
 
 
 @attrs.frozen(slots=True)
@@ -53,9 +61,18 @@ class Figures:
 Group = tuple[Settings, tuple[Sim, ...]]
 
 
+MAX_WORKERS_PER_CPU = 4
+"""Most local workers per CPU (spec ``REP-9``): a safety bound, not a tuned figure."""
+
+
 def default_workers() -> int:
     """One worker per core."""
     return max(1, os.cpu_count() or 1)
+
+
+def max_workers() -> int:
+    """The most local workers ``reproduce`` starts (spec ``REP-9``)."""
+    return MAX_WORKERS_PER_CPU * default_workers()
 
 
 def run_group(group: Group) -> list[tuple[Sim, Figures]]:

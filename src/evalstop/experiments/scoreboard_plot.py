@@ -1,8 +1,8 @@
 """The scoreboard's figure: recall against harmful stops, every detector and cell (``SCB-3``).
 
 One panel per world (simulated cells, marker size by evaluations per run), one for the real
-curves, and one for the noise-aware ``z`` trade-off at the goal cells. Imports matplotlib
-lazily; without it, nothing is written.
+curves (when the board has any), and one for the noise-aware ``z`` trade-off at the goal
+cells. Imports matplotlib lazily; without it, nothing is written.
 """
 
 from __future__ import annotations
@@ -40,29 +40,31 @@ def write_plot(board: Scoreboard, out: Path) -> list[Path]:
         return []
     plt = _pyplot()
     worlds = sorted({c.world for c in board.cells if c.source == "sim"})
-    fig, axes = plt.subplots(1, len(worlds) + 2, figsize=(5 * (len(worlds) + 2), 4.2))
+    real = [c for c in board.cells if c.source != "sim"]
+    panels = len(worlds) + 1 + bool(real)
+    fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4.2))
     for axis, world in zip(axes, worlds, strict=False):
         for name in DETECTORS:
             cells = [c for c in board.cells if c.world == world and c.detector == name]
             xs, ys, sizes = _points(cells)
             axis.scatter(xs, ys, s=sizes, alpha=0.6, label=name)
         axis.set_title(f"simulated: {world} world (size: evals per run)")
-    real = [c for c in board.cells if c.source != "sim"]
-    for name in DETECTORS:
+    for name in DETECTORS if real else ():
         for source, marker in (("real", "o"), ("healthy", "s")):
             cells = [c for c in real if c.detector == name and c.source == source]
             xs, ys, _ = _points(cells)
             if source == "healthy":
                 ys = [0.0] * len(xs)
             axes[-2].scatter(xs, ys, marker=marker, s=60, alpha=0.7, label=f"{name} ({source})")
-    axes[-2].set_title("real curves (squares: healthy supervised, recall n/a)")
+    if real:
+        axes[-2].set_title("real curves (squares: healthy supervised, recall n/a)")
     for world in sorted({c.world for c in board.tradeoff}):
         cells = [c for c in board.tradeoff if c.world == world]
         for evals in sorted({c.evals for c in cells}):
             row = [c for c in cells if c.evals == evals]
             xs, ys, _ = _points(row)
             axes[-1].plot(xs, ys, marker="o", label=f"{world}, {evals} evals")
-    axes[-1].set_title("noise-aware z = 1 .. 3 (left to right: larger z)")
+    axes[-1].set_title("noise-aware z = 1 .. 3 (larger z: fewer harmful stops, to the left)")
     for axis in axes:
         axis.set_xlabel("harmful stops on healthy runs (%)")
         axis.set_ylabel("collapsing runs stopped (%)")

@@ -40,6 +40,7 @@ from evalstop.live.state import (
     JobKey,
     JobState,
     Mode,
+    check_detector,
     check_extras,
     check_key,
     check_score,
@@ -226,8 +227,10 @@ class Monitor:
         *,
         metric: str | None = None,
     ) -> None:
+        if metric is not None and not isinstance(metric, str):
+            raise TypeError(f"metric must be a str or None, got {type(metric).__name__}")
         self._mode: Mode = resolve_mode(mode, metric)
-        self._detector: Detector[Any] = NoiseAwareDetector() if detector is None else detector
+        self._detector = NoiseAwareDetector() if detector is None else check_detector(detector)
         # The built-in decline rule folds by its fast path (DET-10), without a CheckpointView.
         self._decline = self._detector if type(self._detector) is DeclineDetector else None
         self._sign = 1.0 if self._mode == "max" else -1.0

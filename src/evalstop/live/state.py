@@ -8,13 +8,14 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from evalstop.core.detectors import Watch
+from evalstop.core.detectors import Detector, Watch
 from evalstop.core.model import JobKind
 
 __all__ = [
     "JobKey",
     "JobState",
     "Mode",
+    "check_detector",
     "check_extras",
     "check_key",
     "check_score",
@@ -44,6 +45,21 @@ class JobState:
     last_step: int
     seen: int
     watch: Watch[Any]
+
+
+def check_detector(detector: object) -> Detector[Any]:
+    """``detector`` if it has a detector's members (a ``str`` ``name``, callable ``initial``,
+    ``update`` and ``fired``), else ``TypeError`` naming its type (spec ``MON-16``)."""
+    methods = ("initial", "update", "fired")
+    if not isinstance(getattr(detector, "name", None), str) or not all(
+        callable(getattr(detector, method, None)) for method in methods
+    ):
+        raise TypeError(
+            "detector must be a Detector (a str name; initial, update and fired methods), "
+            f"got {type(detector).__name__}"
+        )
+    found: Detector[Any] = detector  # type: ignore[assignment]  # checked structurally above
+    return found
 
 
 def check_key(job_id: object) -> JobKey:

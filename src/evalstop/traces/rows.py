@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 
-from evalstop.traces.errors import EmptyTraceError
+from evalstop.traces.errors import EmptyTraceError, MalformedTraceError
 from evalstop.traces.model import Trace, TraceFormat
 from evalstop.traces.parse import (
+    STEP_CANDIDATES,
     Bad,
     Options,
     Records,
@@ -53,6 +54,30 @@ class _Scan:
     numeric: list[str]
 
 
+class _Collector:
+    """The readings of one metric at one step column, from the rows that match."""
+
+    __slots__ = ("bad", "label", "metric", "records", "step_column")
+
+    def __init__(self, label: str, metric: str, step_column: str) -> None:
+        self.label = label
+        self.metric = metric
+        self.step_column = step_column
+        self.records = Records()
+        self.bad: Bad | None = None
+
+    def add(self, line: int, cells: Mapping[str, object]) -> None:
+        value = parse_value(cells.get(self.metric))
+        if value is None:
+            return
+        if isinstance(value, Bad):
+            self.bad = self.bad or Bad(line, value.text)
+            return
+        step = parse_step(cells.get(self.step_column), self.label, line, self.step_column)
+        if step is not None:
+            self.records.append(step, value, line)
+
+
 def _cell_text(raw: object) -> str:
     return raw if isinstance(raw, str) else "" if raw is None else str(raw)
 
@@ -60,28 +85,54 @@ def _cell_text(raw: object) -> str:
 def _matches(cells: Mapping[str, object], where: Mapping[str, str]) -> bool:
     for column, value in where.items():
         raw = cells.get(column)
-        if (raw if isinstance(raw, str) else _cell_text(raw)) != value:
+        if raw != value and (raw.__class__ is str or _cell_text(raw) != value):
             return False
     return True
 
 
-def _scan(table: Table, where: Mapping[str, str], numbers: bool) -> _Scan:
+def _guess(label: str, options: Options, columns: Mapping[str, None]) -> _Collector | None:
+    """A collector for the requested metric at the step column the columns so far point to."""
+    step_column = options.step_column
+    if step_column is None:
+        step_column = next((c for c in STEP_CANDIDATES if c in columns), None)
+    if options.metric is None or step_column is None or step_column == options.metric:
+        return None
+    return _Collector(label, options.metric, step_column)
+
+
+def _scan(label: str, table: Table, options: Options) -> tuple[_Scan, _Collector | None]:
+    """Learn the columns and which hold numbers; read the requested metric on the way.
+
+    The readings are collected at the step column the first matching row's columns point to;
+    the caller uses them only when the whole file points to the same one and no step was
+    malformed (else a second pass reads them, so errors come in the documented order).
+    """
+    where = dict(options.where)
     columns: dict[str, None] = dict.fromkeys(table.columns or ())
     numeric: dict[str, None] = {}
+    collector: _Collector | None = None
+    guessed = False
     rows = matched = 0
-    for _, cells in table.rows():
+    for line, cells in table.rows():
         rows += 1
         if table.columns is None:
             columns.update(dict.fromkeys(cells))
         if not _matches(cells, where):
             continue
         matched += 1
-        if numbers:
-            for column, raw in cells.items():
-                if column not in numeric and isinstance(parse_value(raw), float):
-                    numeric[column] = None
+        for column, raw in cells.items():
+            if column not in numeric and isinstance(parse_value(raw), float):
+                numeric[column] = None
+        if not guessed:
+            collector, guessed = _guess(label, options, columns), True
+        if collector is not None:
+            try:
+                collector.add(line, cells)
+            except MalformedTraceError:
+                collector = None
     ordered = [c for c in columns if c in numeric]
-    return _Scan(columns=list(columns), rows=rows, matched=matched, numeric=ordered)
+    scan = _Scan(columns=list(columns), rows=rows, matched=matched, numeric=ordered)
+    return scan, collector
 
 
 def _empty(label: str, scan: _Scan, where: Mapping[str, str]) -> None:
@@ -92,12 +143,26 @@ def _empty(label: str, scan: _Scan, where: Mapping[str, str]) -> None:
         raise EmptyTraceError(label, f"no rows match {wanted}")
 
 
+def _collect(table: Table, where: Mapping[str, str], collector: _Collector) -> _Scan:
+    rows = matched = 0
+    for line, cells in table.rows():
+        rows += 1
+        if _matches(cells, where):
+            matched += 1
+            collector.add(line, cells)
+    return _Scan(columns=[], rows=rows, matched=matched, numeric=[])
+
+
 def trace_from_rows(label: str, fmt: TraceFormat, table: Table, options: Options) -> Trace:
-    """The trace of ``options.metric`` over the rows that match ``options.where``."""
+    """The trace of ``options.metric`` over the rows that match ``options.where``.
+
+    One pass when the metric is requested and the rows agree on the step column (a header, or
+    JSONL records with the same keys); two otherwise.
+    """
     where = dict(options.where)
     requested = options.metric
     known = table.columns is not None and requested is not None and requested in table.columns
-    scan = None if known else _scan(table, where, numbers=True)
+    scan, early = (None, None) if known else _scan(label, table, options)
     columns = table.columns if scan is None else scan.columns
     assert columns is not None  # known implies a header
     if scan is not None:
@@ -109,23 +174,13 @@ def trace_from_rows(label: str, fmt: TraceFormat, table: Table, options: Options
     else:
         numeric = [] if scan is None else [c for c in scan.numeric if c != step_column]
         metric = choose_metric(label, requested, numeric)
-    records = Records()
-    bad: Bad | None = None
-    rows = matched = 0
-    for line, cells in table.rows():
-        rows += 1
-        if not _matches(cells, where):
-            continue
-        matched += 1
-        value = parse_value(cells.get(metric))
-        if value is None:
-            continue
-        if isinstance(value, Bad):
-            bad = bad or Bad(line, value.text)
-            continue
-        step = parse_step(cells.get(step_column), label, line, step_column)
-        if step is not None:
-            records.append(step, value, line)
-    if scan is None:
-        _empty(label, _Scan(columns=[], rows=rows, matched=matched, numeric=[]), where)
-    return build_trace(label, fmt, metric, records, bad=bad, order=options.order)
+    if early is not None and (early.metric, early.step_column) == (metric, step_column):
+        collector = early
+    else:
+        collector = _Collector(label, metric, step_column)
+        counted = _collect(table, where, collector)
+        if scan is None:
+            _empty(label, counted, where)
+    return build_trace(
+        label, fmt, metric, collector.records, bad=collector.bad, order=options.order
+    )

@@ -60,15 +60,26 @@ def read_table(path: Path, label: str) -> Table:
     header = read_header(path, label)
 
     def rows() -> Iterator[Row]:
-        records = _records(path, label)
-        next(records)  # the header
+        reader = csv.reader(text_lines(path, label, csv=True))
         width = len(header)
-        for line, cells in records:
-            if len(cells) != width:
-                raise MalformedTraceError(
-                    label, f"line {line} has {len(cells)} fields, the header has {width}"
-                )
-            yield line, dict(zip(header, cells, strict=True))
+        seen_header = False
+        try:
+            for cells in reader:
+                first = cells[0] if cells else ""
+                # The common case is decided without calling _skip.
+                if (not first or first[0] == "#" or first[0].isspace()) and _skip(cells):
+                    continue
+                if not seen_header:
+                    seen_header = True
+                    continue
+                if len(cells) != width:
+                    raise MalformedTraceError(
+                        label,
+                        f"line {reader.line_num} has {len(cells)} fields, the header has {width}",
+                    )
+                yield reader.line_num, dict(zip(header, cells))  # noqa: B905 -- widths checked
+        except csv.Error as error:
+            raise MalformedTraceError(label, f"line {reader.line_num}: {error}") from None
 
     return Table(columns=header, rows=rows)
 

@@ -45,23 +45,25 @@ def _history(label: str, data: Any) -> list[dict[str, Any]]:
     return history
 
 
+def _has_key(history: list[dict[str, Any]], key: str) -> bool:
+    return any(key in entry for entry in history)
+
+
 def read_trainer_state(path: Path, label: str, options: Options) -> Trace:
     """Read one metric of a ``trainer_state.json`` (messages name the log_history index)."""
     if options.where or options.step_column is not None:
         raise TraceOptionError(label, "where and step_column do not apply to trainer_state.json")
     data = load_json(path, label)
     history = _history(label, data)
-    keys: dict[str, None] = {}
-    numeric: dict[str, None] = {}
-    for entry in history:
-        keys.update(dict.fromkeys(entry))
-        numeric.update(
-            dict.fromkeys(k for k, v in entry.items() if isinstance(parse_value(v), float))
-        )
     requested = options.metric
-    if requested is not None and requested in keys and requested not in POSITION_KEYS:
+    if requested is not None and requested not in POSITION_KEYS and _has_key(history, requested):
         metric = requested
     else:
+        numeric: dict[str, None] = {}
+        for entry in history:
+            numeric.update(
+                dict.fromkeys(k for k, v in entry.items() if isinstance(parse_value(v), float))
+            )
         available = [k for k in numeric if k not in POSITION_KEYS]
         metric = choose_metric(label, requested, available)
     records = Records()

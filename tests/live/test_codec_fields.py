@@ -1,0 +1,114 @@
+"""Saved monitor states field by field: each built-in rule state round-trips, and each kind of
+bad field is refused with a message naming it (MON-11, MON-15)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any
+
+import pytest
+
+from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
+from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.live.monitor import Monitor
+
+BUILT_IN: list[Detector[Any]] = [
+    DeclineDetector(k=3),
+    LossPlateau(),
+    Never(),
+    StopAtProgress(0.5),
+    NoiseAwareDetector(warmup_evals=2),
+]
+
+
+def saved(detector: Detector[Any]) -> dict[str, Any]:
+    """A monitor with two jobs (one with a NaN first score) saved with ``to_dict``."""
+    monitor = Monitor(detector)
+    for step, score in ((10, math.nan), (20, 0.5), (30, 0.25)):
+        monitor.observe("a", step, score, loss=score, estimated_progress=step / 100)
+    monitor.observe(7, 5, 0.75, loss=1.0, estimated_progress=0.05)
+    return json.loads(monitor.to_json())  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("detector", BUILT_IN, ids=lambda d: type(d).__name__)
+def test_mon11_every_built_in_rule_state_round_trips(detector: Detector[Any]) -> None:
+    """MON-11: every built-in detector's state (an attrs state, a bool, None) survives
+    to_json / from_json unchanged, and the restored monitor decides the same."""
+    data = saved(detector)
+    restored = Monitor.from_dict(copy.deepcopy(data))
+    assert json.loads(restored.to_json()) == data
+    original = Monitor.from_dict(copy.deepcopy(data))
+    for step, score in ((40, 0.125), (50, 0.0), (60, -0.5), (70, -1.0)):
+        assert original.observe("a", step, score, loss=score) == restored.observe(
+            "a", step, score, loss=score
+        )
+
+
+def tampered(detector: Detector[Any], where: str, value: object) -> dict[str, Any]:
+    """The saved state of ``detector`` with one field of job "a" (``rule.<name>`` for a field
+    of the rule state, ``rule`` for the whole rule state) or of the detector replaced."""
+    data = saved(detector)
+    job = next(entry for entry in data["jobs"] if entry["job"] == "a")
+    if where.startswith("rule."):
+        job["rule"][where.removeprefix("rule.")] = value
+    elif where.startswith("detector."):
+        data["detector"][where.removeprefix("detector.")] = value
+    else:
+        job[where] = value
+    return data
+
+
+REFUSED: list[tuple[Detector[Any], str, object, str]] = [
+    (DeclineDetector(k=3), "rule.declines", 1.5, "DeclineState.declines must be an int"),
+    (DeclineDetector(k=3), "rule.declines", None, "DeclineState.declines must not be null"),
+    (DeclineDetector(k=3), "rule.previous", math.inf, "DeclineState.previous must be finite"),
+    (DeclineDetector(k=3), "rule.extra", 0, "detector state must be an object with"),
+    (LossPlateau(), "rule.stale", -1, "PlateauState.stale must be >= 0"),
+    (
+        NoiseAwareDetector(warmup_evals=2),
+        "rule.alarm",
+        1,
+        "NoiseState.alarm must be a bool, got int",
+    ),
+    (StopAtProgress(0.5), "rule", 1, "detector state must be a bool, got 1"),
+    (Never(), "rule", 0, "detector state must be null, got 0"),
+    (DeclineDetector(k=3), "best_score", -math.inf, "best_score must be finite"),
+    (DeclineDetector(k=3), "detector.type", "Mystery", "saved detector 'evalstop(k=3)' is not"),
+    (DeclineDetector(k=3), "detector.name", "evalstop(k=2)", "'evalstop(k=2)' rebuilds as"),
+]
+
+
+@pytest.mark.parametrize(
+    ("detector", "where", "value", "message"),
+    REFUSED,
+    ids=[f"{type(d).__name__}-{w}-{v!r}" for d, w, v, _ in REFUSED],
+)
+def test_mon15_a_bad_field_is_refused_with_its_name(
+    detector: Detector[Any], where: str, value: object, message: str
+) -> None:
+    """MON-15: a wrong type, a null where none is allowed, a non-finite score, an extra key, a
+    negative count, an unknown or inconsistent detector: ValueError naming the field."""
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Monitor.from_dict(tampered(detector, where, value))
+
+
+def test_mon15_an_int_is_a_valid_float_field_and_null_a_valid_optional_one() -> None:
+    """MON-15: JSON writes 1.0 as 1, so an int in a float field is accepted (as a float); an
+    optional field may be null (DeclineState.previous before the first score)."""
+    data = tampered(DeclineDetector(k=3), "rule.previous", 1)
+    state = Monitor.from_dict(data).job_state("a")
+    assert state is not None and state.watch.rule.previous == 1.0
+    assert isinstance(state.watch.rule.previous, float)
+    data = tampered(DeclineDetector(k=3), "rule.previous", None)
+    state = Monitor.from_dict(data).job_state("a")
+    assert state is not None and state.watch.rule.previous is None
+
+
+def test_mon15_from_json_of_a_non_object_says_so() -> None:
+    """MON-15: a JSON document that is not an object is refused with that reason."""
+    for text in ("[]", "1", '"monitor"', "null"):
+        with pytest.raises(ValueError) as error:
+            Monitor.from_json(text)
+        assert str(error.value) == "not a saved evalstop monitor: expected a JSON object"
