@@ -125,12 +125,13 @@ class JobRecord:
             if self.fired_step is None and self.declines >= detector.k:
                 self.fired_step = step
             return self.fired_step is not None
-        previous = self.previous
-        if previous is not None and score < previous - detector.min_delta:
-            self.declines += 1
-        else:
-            self.declines = 0
-        self.previous = score
+        if step >= detector.warmup_steps:  # else the rule ignores the report (DET-11)
+            previous = self.previous
+            if previous is not None and score < previous - detector.min_delta:
+                self.declines += 1
+            else:
+                self.declines = 0
+            self.previous = score
         self.evals += 1
         best = self.best_score
         if best is None or score > best:
