@@ -64,7 +64,7 @@ def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> No
     """RGT-4, NAD-10: fold_job stops where EvalStop stops the job and keeps what it keeps (the
     noise-aware level keep too); a fire at the last point is no stop."""
     from evalstop.core.noise_aware import NoiseAwareDetector
-    from evalstop.sim.detection import fold_job, job_run_score, regret_metrics
+    from evalstop.sim.detection import fold_job, job_run_score, job_views, regret_metrics
     from evalstop.sim.workload import WorkloadConfig, generate
 
     workload = generate(WorkloadConfig(n_jobs=120, eval_noise=0.1), seed=3)
@@ -75,6 +75,7 @@ def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> No
             if outcome.kind is not JobKind.RLHF:
                 continue  # EvalStop watches RLHF jobs only (EVS)
             stop, kept = fold_job(detector, jobs[job_id])
+            assert fold_job(detector, jobs[job_id], job_views(jobs[job_id])) == (stop, kept)
             assert (stop is not None) == outcome.stopped
             if stop is not None:
                 assert stop == outcome.evals_seen - 1 and kept == outcome.kept_index

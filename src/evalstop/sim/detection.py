@@ -7,7 +7,7 @@ positives. Only this module and :mod:`evalstop.sim.metrics` read hidden labels.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -31,6 +31,7 @@ __all__ = [
     "detection_metrics",
     "fold_job",
     "job_run_score",
+    "job_views",
     "ratio",
     "regret_metrics",
 ]
@@ -148,18 +149,27 @@ def _view(job: Job, index: int) -> CheckpointView:
     )
 
 
-def fold_job(detector: Detector[Any], job: Job) -> tuple[int | None, int | None]:
+def job_views(job: Job) -> tuple[CheckpointView, ...]:
+    """Every report of ``job``, in order, as the engine builds it (for :func:`fold_job`)."""
+    return tuple(_view(job, index + 1) for index in range(len(job.observations)))
+
+
+def fold_job(
+    detector: Detector[Any], job: Job, views: Sequence[CheckpointView] | None = None
+) -> tuple[int | None, int | None]:
     """``(stop, kept)``: 0-based checkpoints where ``detector`` stops ``job`` and what it keeps.
 
     The detector sees the job's reports one by one, as under EvalStop in the simulator; a fire
     at the last checkpoint is not a stop (the job ends there anyway), so ``stop`` is None and
     ``kept`` the last checkpoint then (spec ``RGT-4``). ``kept`` is None only for a stop
-    before any finite score.
+    before any finite score. ``views`` (:func:`job_views`) saves building the reports again
+    when several detectors fold the same job.
     """
     watch = start_watch(detector)
     last = len(job.observations) - 1
     for index in range(last + 1):
-        watch = observe(detector, watch, _view(job, index + 1))
+        view = _view(job, index + 1) if views is None else views[index]
+        watch = observe(detector, watch, view)
         if watch.fired_step is not None and index < last:
             best = watch.best_step
             kept = None if best is None else _index_of_step(job, best)
