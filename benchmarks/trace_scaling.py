@@ -3,9 +3,10 @@
 For each size, a long CSV and a JSONL file of many runs is written, and one run of a fixed
 1,000 readings is read from it with ``where`` -- in a fresh process, so the peak resident
 memory (``ru_maxrss``) is the reader's alone. Linear time shows as a flat MB per CPU-second
-column (CPU time: wall time on a shared machine also measures the neighbours); memory
-that follows the curve kept, not the file, shows as a flat peak-memory column. A last row reads
-a file whose every row is the curve, to show memory per reading kept.
+and a flat CPU ms per MiB column (CPU time: wall time on a shared machine also measures the
+neighbours); memory that follows the curve kept, not the file, shows as a flat peak-memory
+column. The last two rows read a CSV and a JSONL file whose every row is the curve, to show
+memory per reading kept.
 
     python benchmarks/trace_scaling.py [--sizes 16,64,256,1024] [--dir /tmp/evalstop-bench]
 
@@ -85,7 +86,7 @@ def main() -> None:
     args.dir.mkdir(parents=True, exist_ok=True)
     header = (
         f"{'file':>6} {'MiB':>6} {'rows':>11} {'kept':>8} {'wall s':>7} {'cpu s':>7} "
-        f"{'MB/cpu-s':>8} {'peak MiB':>9}"
+        f"{'MB/cpu-s':>8} {'ms/MiB':>7} {'peak MiB':>9}"
     )
     print(header)
     cases = [(int(s), kind, False) for s in args.sizes.split(",") for kind in ("csv", "jsonl")]
@@ -99,7 +100,7 @@ def main() -> None:
         label = f"{kind}{'*' if every_row else ''}"
         print(
             f"{label:>6} {size / 2**20:6.0f} {rows:11,} {kept:8,} {elapsed:7.1f} {cpu:7.1f} "
-            f"{size / 1e6 / cpu:8.1f} {peak / 1024:9.0f}",
+            f"{size / 1e6 / cpu:8.1f} {cpu * 1e3 / (size / 2**20):7.0f} {peak / 1024:9.0f}",
             flush=True,
         )
         path.unlink()

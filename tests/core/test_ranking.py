@@ -1,14 +1,18 @@
-"""POL-6: a built-in policy's ordered state decides exactly what the policy decides on the
-cluster view of the same jobs, for any mix of queued and running jobs."""
+"""POL-6, POL-7: a built-in policy's ordered state decides exactly what the policy decides on
+the cluster view of the same jobs, for any mix of queued and running jobs, also over a run of
+decisions where it keeps the running jobs ordered between them."""
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
+from evalstop.core.decision import Decision
 from evalstop.core.model import JobKind
-from evalstop.core.policies import BASE_POLICIES, PriorityPolicy
+from evalstop.core.policies import BASE_POLICIES, PriorityPolicy, las, loss_aware
+from evalstop.core.policy import PolicyState
 
 LOSS = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 2.0]))
 
@@ -79,3 +83,81 @@ def test_pol6_user_priority_policy_is_not_incremental_by_default() -> None:
     """POL-6: a user's PriorityPolicy makes no promise about its key, so it gets no state."""
     policy = PriorityPolicy("mine", lambda job, now: (now - job.submit_time, job.job_id))
     assert policy.start_run(4) is None
+
+
+def _apply(view: ClusterView, decision: Decision, time: int, state: PolicyState) -> ClusterView:
+    """The cluster after ``decision`` at ``time`` (a preempted job banks its service)."""
+    running = {j.job_id: j for j in view.running}
+    queued = {j.job_id: j for j in view.queued}
+    free = view.free_gpus
+    for job_id in decision.preempt:
+        job = running.pop(job_id)
+        queued[job_id] = attrs.evolve(
+            job, service=job.attained_service(time), running_since=None, preemptions=1
+        )
+        free += job.gpus
+        state.queued(queued[job_id])
+    for job_id in decision.start:
+        job = queued.pop(job_id)
+        running[job_id] = attrs.evolve(job, running_since=time)
+        free -= job.gpus
+        state.started(running[job_id])
+    order = sorted(queued.values(), key=lambda v: (v.submit_time, v.job_id))
+    return attrs.evolve(view, free_gpus=free, queued=tuple(order), running=tuple(running.values()))
+
+
+@settings(max_examples=max(300, settings().max_examples))
+@given(
+    cluster=clusters(),
+    name=st.sampled_from(sorted(BASE_POLICIES)),
+    steps=st.lists(st.tuples(st.integers(0, 20_000), st.booleans()), min_size=1, max_size=8),
+)
+def test_pol7_running_order_kept_between_decisions(
+    cluster: ClusterView, name: str, steps: list[tuple[int, bool]]
+) -> None:
+    """POL-6, POL-7: over a run of decisions at later and later times, each applied (starts,
+    preemptions) and a running job reporting in between, the state keeps deciding what the
+    policy decides on the cluster of that moment."""
+    policy = BASE_POLICIES[name]
+    state = policy.start_run(cluster.total_gpus)
+    assert state is not None
+    for view in cluster.queued:
+        state.queued(view)
+    for view in cluster.running:
+        state.started(view)
+    time = cluster.time
+    for delay, report in steps:
+        time += delay
+        cluster = attrs.evolve(cluster, time=time)
+        if report and cluster.running:  # the first running job reports at `time`
+            job = cluster.running[0]
+            job = attrs.evolve(
+                job,
+                service=job.attained_service(time),
+                running_since=max(time, job.running_since or 0),
+            )
+            cluster = attrs.evolve(cluster, running=(job, *cluster.running[1:]))
+            if state.checkpoint_views:
+                state.reported(job)
+            else:
+                continue  # a policy not told of reports is not asked here either
+        decided = state.decide(time, cluster.free_gpus, EventKind.CHECKPOINT, None)
+        assert decided == policy(cluster)
+        cluster = _apply(cluster, decided, time, state)
+
+
+@given(
+    job=clusters().filter(lambda c: bool(c.running)).map(lambda c: (c.running[0], c.time)),
+    later=st.integers(0, 80_000),
+)
+def test_pol7_a_key_does_not_move_before_its_time(job: tuple[JobView, int], later: int) -> None:
+    """POL-7: ``key(view, t) == key(view, now)`` for every t before ``moves_at(view, now)``."""
+    view, now = job
+    for policy in (loss_aware, las):
+        assert policy.moves_at is not None
+        moves = policy.moves_at(view, now)
+        for t in (now, now + later, now + later // 7):
+            if moves is None or t < moves:
+                assert policy.key(view, now=t) == policy.key(view, now=now)
+        if moves is not None:  # and it is a real move, not a bound too early (LAS: exact)
+            assert policy.key(view, now=moves) != policy.key(view, now=moves - 1)

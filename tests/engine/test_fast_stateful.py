@@ -18,8 +18,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from builders import make_job
+from evalstop.core.detectors import DeclineDetector
 from evalstop.core.model import JobKind
+from evalstop.core.policies import las
+from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
+from evalstop.core.wrapper import evalstop
 from evalstop.engine import Simulator
 from evalstop.engine.fast import FastSimulator
 
@@ -40,6 +44,7 @@ SYSTEMS = [
     "lossplateau+las",
     "fair-share",
     "evalstop+fair-share",
+    "evalstop(min_delta,warmup)+las",
 ]
 VALUE = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.just(math.nan))
 
@@ -59,6 +64,14 @@ def jobs(draw: st.DrawFn) -> tuple[int, int, JobKind, int, list[float], list[flo
     )
 
 
+def build(system: str) -> Policy:
+    """The system by name; one more: the decline rule with a margin and a warm-up (DET-11),
+    folded in the job record by the fast engine (ENG-17)."""
+    if system == "evalstop(min_delta,warmup)+las":
+        return evalstop(las, DeclineDetector(2, min_delta=0.5, warmup_steps=25))
+    return make_policy(system)
+
+
 class FastAgainstStep(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
@@ -72,9 +85,9 @@ class FastAgainstStep(RuleBasedStateMachine):
         chunk=st.sampled_from([1, 3, 4096]),
     )
     def setup(self, system: str, overhead: int, chunk: int) -> None:
-        self.fast = FastSimulator(make_policy(system), TOTAL_GPUS, preemption_overhead=overhead)
+        self.fast = FastSimulator(build(system), TOTAL_GPUS, preemption_overhead=overhead)
         self.fast._writer.chunk = chunk  # pack the log every few rows, as a long run does
-        self.pure = Simulator(make_policy(system), TOTAL_GPUS, preemption_overhead=overhead)
+        self.pure = Simulator(build(system), TOTAL_GPUS, preemption_overhead=overhead)
 
     @property
     def pair(self) -> tuple[FastSimulator, Simulator]:

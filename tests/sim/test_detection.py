@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,7 @@ def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> No
     """RGT-4, NAD-10: fold_job stops where EvalStop stops the job and keeps what it keeps (the
     noise-aware level keep too); a fire at the last point is no stop."""
     from evalstop.core.noise_aware import NoiseAwareDetector
-    from evalstop.sim.detection import fold_job, job_run_score, regret_metrics
+    from evalstop.sim.detection import fold_job, job_run_score, job_views, regret_metrics
     from evalstop.sim.workload import WorkloadConfig, generate
 
     workload = generate(WorkloadConfig(n_jobs=120, eval_noise=0.1), seed=3)
@@ -75,6 +76,7 @@ def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> No
             if outcome.kind is not JobKind.RLHF:
                 continue  # EvalStop watches RLHF jobs only (EVS)
             stop, kept = fold_job(detector, jobs[job_id])
+            assert fold_job(detector, jobs[job_id], job_views(jobs[job_id])) == (stop, kept)
             assert (stop is not None) == outcome.stopped
             if stop is not None:
                 assert stop == outcome.evals_seen - 1 and kept == outcome.kept_index
@@ -85,3 +87,50 @@ def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> No
         assert summary.harmful == sum(r.stop_class.value == "harmful" for r in folded)
     last_only = make_job(1, scores=(0.1, 0.5, 0.4))  # k=1 fires at the last checkpoint only
     assert fold_job(DeclineDetector(1), last_only) == (None, 2)
+
+
+def test_rgt4_fold_job_fast_paths_equal_the_generic_fold() -> None:
+    """RGT-4, DET-10, NAD-11: fold_job's fast paths (the decline rule by observe_decline, the
+    noise-aware rule in place, Never without a fold) give the generic fold's stop and kept
+    checkpoint on every job of two generated workloads, for several parameters of each."""
+    import attrs
+
+    from evalstop.core.detectors import DeclineDetector, Detector, Never
+    from evalstop.core.noise_aware import NoiseAwareDetector
+    from evalstop.sim.detection import fold_job
+    from evalstop.sim.workload import WorkloadConfig, generate
+
+    @attrs.frozen
+    class SlowDecline(DeclineDetector):
+        """The decline rule under another type: fold_job's generic path."""
+
+    @attrs.frozen
+    class SlowNoise(NoiseAwareDetector):
+        """The noise-aware rule under another type: fold_job's generic path."""
+
+    @attrs.frozen
+    class SlowNever(Never):
+        """Never under another type: fold_job's generic path."""
+
+    pairs: list[tuple[Detector[Any], Detector[Any]]] = [
+        (DeclineDetector(k, delta), SlowDecline(k, delta))
+        for k in (1, 2, 4)
+        for delta in (0.0, 0.01)
+    ]
+    for keep in ("best", "level"):
+        for z in (1.0, 2.25):
+            noise_aware = NoiseAwareDetector(z=z, keep=keep)
+            pairs.append((noise_aware, SlowNoise(**attrs.asdict(noise_aware))))
+    pairs.append((Never(), SlowNever()))
+    jobs = [
+        job
+        for world, noise in (("paper", 0.12), ("calibrated", None))
+        for job in generate(WorkloadConfig(n_jobs=120, world=world, eval_noise=noise), 5).jobs
+    ]
+    stopped = 0
+    for fast, slow in pairs:
+        for job in jobs:
+            answer = fold_job(fast, job)
+            assert answer == fold_job(slow, job), (fast, job.job_id)
+            stopped += answer[0] is not None
+    assert stopped > 100  # the rules do stop jobs here, so the comparison means something

@@ -1,4 +1,4 @@
-"""Streaming reads: one pass equals two, UTF-8 error lines, the whole-document cap (TRC-13)."""
+"""Streaming reads: one pass equals two, UTF-8 error lines; whole documents (TRC-13)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from evalstop.cli import main
 from evalstop.traces import TraceError, read_trace
 from evalstop.traces import rows as rows_module
+from evalstop.traces import source as source_module
 from evalstop.traces.source import MAX_JSON_BYTES
 
 keys = st.sampled_from(["step", "_step", "acc", "loss", "run"])
@@ -108,3 +109,26 @@ def test_whole_document_cap_is_one_clean_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert str(path) in err and f"over the {MAX_JSON_BYTES} byte limit" in err
+
+
+def test_whole_document_parsed_once_per_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TRC-13: detection and the reader share one parse of a whole-document JSON file, and
+    nothing is kept after the read (a changed file reads afresh)."""
+    calls: list[str] = []
+    real = source_module.parse_json
+
+    def counted(label: str, text: str, where: str = "line 1") -> Any:
+        calls.append(label)
+        return real(label, text, where)
+
+    monkeypatch.setattr(source_module, "parse_json", counted)
+    path = tmp_path / "trainer_state.json"
+    history = [{"step": 1, "eval_acc": 0.5}, {"step": 2, "eval_acc": 0.6}]
+    path.write_text(json.dumps({"log_history": history}), encoding="utf-8")
+    assert read_trace(path, "eval_acc").values == (0.5, 0.6)
+    assert len(calls) == 1
+    path.write_text(json.dumps({"log_history": history[:1]}), encoding="utf-8")
+    assert read_trace(path, "eval_acc").values == (0.5,)
+    assert len(calls) == 2

@@ -106,6 +106,9 @@ class DeclineState:
 
 
 def _at_least_one(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    # A bool, a float (2.5, NaN) or a string is no count (spec DET-2), as for ``_count``.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{attribute.name} must be an integer, got {value!r}")
     if value < 1:
         raise ValueError(f"{attribute.name} must be >= 1, got {value!r}")
 

@@ -64,6 +64,13 @@ class SortKey(Protocol):
     def __call__(self, job: JobView, now: int) -> tuple[float, ...]: ...
 
 
+class MovesAt(Protocol):
+    """When a running job's key can next change (``POL-7``): a time after ``now`` before which
+    ``key(job, t) == key(job, now)``, or None if it never changes (the view unchanged)."""
+
+    def __call__(self, job: JobView, now: int) -> int | None: ...
+
+
 @attrs.frozen(slots=True)
 class PriorityPolicy:
     """Start jobs in the order of ``key`` (smallest first), first fit.
@@ -85,6 +92,9 @@ class PriorityPolicy:
         preemptive: rank running jobs with the queued ones and preempt those that fall out.
         reschedule_on_checkpoint: re-plan at checkpoints too, where the key can move.
         incremental: let the fast engine keep the order between events (see above).
+        moves_at: when a running job's key can next change (``POL-7``); with it the ordered
+            state keeps the running jobs sorted between decisions. None: re-rank them at
+            each preemptive decision.
     """
 
     name: str
@@ -92,6 +102,7 @@ class PriorityPolicy:
     preemptive: bool = False
     reschedule_on_checkpoint: bool = False
     incremental: bool = False
+    moves_at: MovesAt | None = attrs.field(default=None, eq=False)
 
     def start_run(self, total_gpus: int) -> PolicyState | None:
         """A fresh ordered state for one run (``POL-6``), or None unless ``incremental``."""
@@ -151,6 +162,10 @@ def _loss_key(job: JobView, now: int) -> tuple[float, ...]:
     return (-math.inf if drop is None else -drop, job.submit_time, job.job_id)
 
 
+def _never(job: JobView, now: int) -> int | None:
+    return None  # the key reads only the view
+
+
 LAS_THRESHOLDS: tuple[int, ...] = (3_600, 36_000)
 """Tiresias queue thresholds in attained GPU-seconds (1 and 10 GPU-hours)."""
 
@@ -161,14 +176,37 @@ def _las_key(job: JobView, now: int) -> tuple[float, ...]:
     return (level, job.submit_time, job.job_id)
 
 
+def _las_moves_at(job: JobView, now: int) -> int | None:
+    """The first time the job's attained GPU service reaches the next threshold."""
+    attained = job.attained_gpu_service(now)
+    since = job.running_since
+    for threshold in LAS_THRESHOLDS:
+        if attained < threshold:
+            if since is None:
+                return None
+            # gpus * (service + t - since) >= threshold, for t > since
+            return since - job.service - (-threshold // job.gpus)
+    return None
+
+
 fifo = PriorityPolicy("fifo", _fifo_key, preemptive=False, incremental=True)
 sjf_est = PriorityPolicy("sjf-est", _sjf_key, preemptive=False, incremental=True)
 srtf_est = PriorityPolicy("srtf-est", _srtf_key, preemptive=True, incremental=True)
 loss_aware = PriorityPolicy(
-    "loss-aware", _loss_key, preemptive=True, reschedule_on_checkpoint=True, incremental=True
+    "loss-aware",
+    _loss_key,
+    preemptive=True,
+    reschedule_on_checkpoint=True,
+    incremental=True,
+    moves_at=_never,
 )
 las = PriorityPolicy(
-    "las", _las_key, preemptive=True, reschedule_on_checkpoint=True, incremental=True
+    "las",
+    _las_key,
+    preemptive=True,
+    reschedule_on_checkpoint=True,
+    incremental=True,
+    moves_at=_las_moves_at,
 )
 
 BasePolicy = PriorityPolicy | FairShare

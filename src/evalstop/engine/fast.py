@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any
 
-from evalstop.core.boundary import CheckpointView, ClusterView, EventKind, JobView
+from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import DeclineDetector, observe, observe_decline, start_watch
+from evalstop.core.detectors import DeclineDetector, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.engine.errors import EngineError
@@ -166,40 +165,46 @@ class FastSimulator:
         detectors = self._detectors
         folds = len(detectors) == 1 and type(detectors[0]) is DeclineDetector
         quiet = state is not None and not state.checkpoint_views and (folds or not detectors)
-        while queue and queue[0][0] <= limit:
-            if len(rows) >= chunk:
-                writer.pack()
-            time, rank, _, job_id, index, epoch = pop(queue)
-            self.events_handled += 1
-            if rank != _CHECKPOINT_RANK or not quiet:
-                handle(time, _KINDS[rank], job_id, index, epoch)
-                continue
-            self._now = time
-            record = active.get(job_id)
-            if record is None or record.epoch != epoch or record.since is None:
-                continue  # stale (ENG-7)
-            if index != record.next_index:
-                raise EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
-            job = record.job
-            obs = job.observations[index - 1]
-            service, score, loss, step = record.next_service, obs.eval_score, obs.loss, obs.step
-            fired = folds and record.fold(step, score)
-            record.evals_done, record.service, record.since = index, service, time
-            record.last_score = score
-            if _isfinite(loss):
-                if record.first_loss is None:
-                    record.first_loss = loss
-                record.previous_loss, record.last_loss = record.last_loss, loss
-            record.cached_view = None
-            row((time, _CKPT, job_id, record.gpus, index, step, score))
-            record.next_index = nxt = index + 1
-            gap = (nxt_service := job.checkpoint_service(nxt)) - service
-            record.next_service = nxt_service
-            rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
-            push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
-            self._seq += 1
-            if fired:
-                self._consult(_CHECKPOINT, record.view())
+        time, handled = self._now, 0
+        try:
+            while queue and queue[0][0] <= limit:
+                if len(rows) >= chunk:
+                    writer.pack()
+                time, rank, _, job_id, index, epoch = pop(queue)
+                handled += 1
+                if rank != _CHECKPOINT_RANK or not quiet:
+                    handle(time, _KINDS[rank], job_id, index, epoch)
+                    continue
+                record = active.get(job_id)
+                if record is None or record.epoch != epoch or record.since is None:
+                    continue  # stale (ENG-7)
+                if index != record.next_index:
+                    want = record.next_index
+                    raise EngineError(f"job {job_id}: checkpoint {index}, expected {want}")
+                observations = record.observations
+                obs = observations[index - 1]
+                service, score, loss, step = record.next_service, obs.eval_score, obs.loss, obs.step
+                fired = folds and record.fold(step, score)
+                record.evals_done, record.service, record.since = index, service, time
+                record.last_score = score
+                if _isfinite(loss):
+                    if record.first_loss is None:
+                        record.first_loss = loss
+                    record.previous_loss, record.last_loss = record.last_loss, loss
+                record.cached_view = None
+                row((time, _CKPT, job_id, record.gpus, index, step, score))
+                record.next_index = nxt = index + 1
+                # Job.checkpoint_service(nxt), inlined (MOD-3)
+                gap = observations[index].step * record.duration // record.last_step - service
+                record.next_service = service + gap
+                rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
+                push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
+                self._seq += 1
+                if fired:
+                    self._now = time
+                    self._consult(_CHECKPOINT, record.view())
+        finally:
+            self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
 
     # -- one event -----------------------------------------------------------------------------
@@ -257,7 +262,7 @@ class FastSimulator:
         if record.decline is not None:
             record.fold(obs.step, score)
         elif self._detectors:
-            self._fold(record, index, service, obs.step, score, obs.loss, obs.proxy_reward)
+            record.fold_report(now, index, service, obs)
         record.evals_done, record.service, record.since = index, service, now
         record.last_score = score
         loss = obs.loss
@@ -284,33 +289,6 @@ class FastSimulator:
         )
         self._seq += 1
         return False
-
-    def _fold(self, record: JobRecord, *report: Any) -> None:
-        """Fold the report into each watch: the built-in rule by its fast fold (DET-10), any
-        other detector through one :class:`CheckpointView`."""
-        index, service, step, score, loss, proxy_reward = report
-        view: CheckpointView | None = None
-        watches = []
-        for detector, watch in zip(self._detectors, record.watches, strict=True):
-            if type(detector) is DeclineDetector:
-                watches.append(observe_decline(detector, watch, step, score))
-                continue
-            if view is None:
-                spec = record.job.spec
-                progress = min(1.0, service / spec.estimated_duration)
-                view = CheckpointView(
-                    spec.job_id,
-                    spec.kind,
-                    index,
-                    step,
-                    self._now,
-                    score,
-                    loss,
-                    proxy_reward,
-                    progress,
-                )
-            watches.append(observe(detector, watch, view))
-        record.watches = tuple(watches)
 
     # -- the decision ----------------------------------------------------------------------------
 

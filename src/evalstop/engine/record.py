@@ -13,10 +13,18 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from evalstop.core.boundary import JobView, Verdict
+from evalstop.core.boundary import CheckpointView, JobView, Verdict
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import DeclineDetector, DeclineState, Detector, Watch, verdict_of
-from evalstop.core.model import Job, JobId
+from evalstop.core.detectors import (
+    DeclineDetector,
+    DeclineState,
+    Detector,
+    Watch,
+    observe,
+    observe_decline,
+    verdict_of,
+)
+from evalstop.core.model import Job, JobId, Observation
 from evalstop.engine.errors import InvalidDecisionError
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
@@ -34,8 +42,10 @@ class JobRecord:
         "best_step",
         "cached_view",
         "decline",
+        "decline_name",
         "declines",
         "detectors",
+        "duration",
         "epoch",
         "evals",
         "evals_done",
@@ -45,8 +55,10 @@ class JobRecord:
         "job",
         "last_loss",
         "last_score",
+        "last_step",
         "next_index",
         "next_service",
+        "observations",
         "planned",
         "preemptions",
         "previous",
@@ -66,6 +78,7 @@ class JobRecord:
         only = detectors[0] if len(detectors) == 1 else None
         self.decline = only if type(only) is DeclineDetector else None
         if self.decline is not None:
+            self.decline_name = self.decline.name
             watch: Watch[DeclineState] = watches[0]
             self.declines, self.previous = watch.rule.declines, watch.rule.previous
             self.evals, self.best_step, self.best_score = (
@@ -77,6 +90,8 @@ class JobRecord:
         self.next_index = 1
         self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
         self.planned = job.checkpoints
+        self.observations = job.observations  # what Job.checkpoint_service reads (MOD-3)
+        self.duration, self.last_step = job.truth.duration, job.observations[-1].step
         self.epoch = 0
         self.evals_done = 0
         self.service = 0
@@ -110,12 +125,13 @@ class JobRecord:
             if self.fired_step is None and self.declines >= detector.k:
                 self.fired_step = step
             return self.fired_step is not None
-        previous = self.previous
-        if previous is not None and score < previous - detector.min_delta:
-            self.declines += 1
-        else:
-            self.declines = 0
-        self.previous = score
+        if step >= detector.warmup_steps:  # else the rule ignores the report (DET-11)
+            previous = self.previous
+            if previous is not None and score < previous - detector.min_delta:
+                self.declines += 1
+            else:
+                self.declines = 0
+            self.previous = score
         self.evals += 1
         best = self.best_score
         if best is None or score > best:
@@ -123,6 +139,32 @@ class JobRecord:
         if self.fired_step is None and self.declines >= detector.k:
             self.fired_step = step
         return self.fired_step is not None
+
+    def fold_report(self, now: int, index: int, service: int, obs: Observation) -> None:
+        """Fold checkpoint ``index`` into each watch (any detectors): the built-in rule by its
+        fast fold (DET-10), any other detector through one :class:`CheckpointView`."""
+        view: CheckpointView | None = None
+        watches = []
+        for detector, watch in zip(self.detectors, self._watches, strict=True):
+            if type(detector) is DeclineDetector:
+                watches.append(observe_decline(detector, watch, obs.step, obs.eval_score))
+                continue
+            if view is None:
+                spec = self.job.spec
+                progress = min(1.0, service / spec.estimated_duration)
+                view = CheckpointView(
+                    spec.job_id,
+                    spec.kind,
+                    index,
+                    obs.step,
+                    now,
+                    obs.eval_score,
+                    obs.loss,
+                    obs.proxy_reward,
+                    progress,
+                )
+            watches.append(observe(detector, watch, view))
+        self.watches = tuple(watches)
 
     def fired(self) -> bool:
         """Whether any of the job's detectors has fired."""
@@ -132,6 +174,8 @@ class JobRecord:
 
     def verdicts(self) -> tuple[Verdict, ...]:
         """The verdicts a view shows (``verdict_of`` of each watch)."""
+        if not self.detectors:
+            return ()
         if self.decline is None:
             return tuple(
                 verdict_of(d, w) for d, w in zip(self.detectors, self._watches, strict=True)
@@ -139,7 +183,7 @@ class JobRecord:
         fired = self.fired_step
         return (
             Verdict(
-                detector=self.decline.name,
+                detector=self.decline_name,
                 fired=fired is not None,
                 fired_step=fired,
                 evals=self.evals,

@@ -29,7 +29,7 @@ from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.registry import make_detector
 from evalstop.core.regret import RegretSummary, RunScore, summarize_runs
 from evalstop.experiments.tables import format_table, pct
-from evalstop.sim.detection import fold_job, job_run_score
+from evalstop.sim.detection import fold_job, job_run_score, job_views
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import WORLDS
 from evalstop.traces.corpus import catalogue, default_data_dir, read_label, score_curve
@@ -89,30 +89,37 @@ def sim_scores(
     detectors: Sequence[Detector[Any]], config: WorkloadConfig, seed: int
 ) -> list[list[RunScore]]:
     """Each detector's per-run scores on the RLHF jobs of one simulated workload (``SCB-1``):
-    the jobs EvalStop watches."""
+    the jobs EvalStop watches. Each job's reports are built once for all detectors."""
     jobs = [job for job in generate(config, seed).jobs if job.spec.kind is JobKind.RLHF]
-    return [
-        [job_run_score(job, *fold_job(detector, job)) for job in jobs] for detector in detectors
-    ]
+    scores: list[list[RunScore]] = [[] for _ in detectors]
+    for job in jobs:
+        views = job_views(job)
+        for row, detector in zip(scores, detectors, strict=True):
+            row.append(job_run_score(job, *fold_job(detector, job, views)))
+    return scores
 
 
 def _sim_cells(
-    names: Sequence[str],
-    detectors: Sequence[Detector[Any]],
-    jobs: int,
-    seed: int,
-    worlds: Sequence[str],
-) -> Iterable[Cell]:
+    detectors: Sequence[Detector[Any]], jobs: int, seed: int, worlds: Sequence[str]
+) -> Iterable[tuple[Cell, ...]]:
+    """Per workload: the cells of :data:`DETECTORS`, then, at a goal cell (the paper world at
+    sigma 0.12, the calibrated world at its own noise), those of the ``z`` trade-off. Each
+    workload is drawn once."""
+    variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
+    labels = [*DETECTORS, *(f"noise-aware(z={z:g})" for z in TRADEOFF_Z)]
     for world in (WORLDS[name] for name in worlds):
+        goal = 0.12 if world.name == "paper" else world.eval_noise
         noises = dict.fromkeys(world.eval_noise if n is None else n for n in NOISES)
         for noise in noises:
             for evals in DENSITIES:
                 config = WorkloadConfig(
                     n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals
                 )
-                for name, scores in zip(names, sim_scores(detectors, config, seed), strict=True):
-                    summary = summarize_runs(scores)
-                    yield Cell(name, "sim", summary, world.name, config.sigma, evals)
+                folded = [*detectors, *(variants if noise == goal else [])]
+                yield tuple(
+                    Cell(name, "sim", summarize_runs(scores), world.name, config.sigma, evals)
+                    for name, scores in zip(labels, sim_scores(folded, config, seed), strict=False)
+                )
 
 
 def _healthy_curves(folder: Path) -> Iterable[tuple[str, Path, str, str]]:
@@ -173,19 +180,13 @@ def sim_scoreboard(*, jobs: int, seed: int = 1, worlds: Sequence[str] | None = N
     (default: every world), as ``reproduce`` includes it (``SCB-5``)."""
     names = tuple(WORLDS) if worlds is None else tuple(worlds)
     detectors = [make_detector(name) for name in DETECTORS]
-    cells = list(_sim_cells(DETECTORS, detectors, jobs, seed, names))
-    variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
-    labels = [f"noise-aware(z={z:g})" for z in TRADEOFF_Z]
+    cells: list[Cell] = []
     tradeoff: list[Cell] = []
-    for world, noise in (("paper", 0.12), ("calibrated", None)):
-        if world not in names:
-            continue
-        for evals in DENSITIES:
-            config = WorkloadConfig(n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals)
-            for label, scores in zip(labels, sim_scores(variants, config, seed), strict=True):
-                tradeoff.append(
-                    Cell(label, "sim", summarize_runs(scores), world, config.sigma, evals)
-                )
+    for workload in _sim_cells(detectors, jobs, seed, names):
+        cells.extend(workload[: len(DETECTORS)])
+        tradeoff.extend(workload[len(DETECTORS) :])
+    order = {"paper": 0, "calibrated": 1}
+    tradeoff.sort(key=lambda cell: (order.get(cell.world, 2), cell.evals))
     return Scoreboard(tuple(cells), tuple(tradeoff), jobs, seed)
 
 

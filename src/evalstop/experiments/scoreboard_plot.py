@@ -64,7 +64,7 @@ def write_plot(board: Scoreboard, out: Path) -> list[Path]:
             row = [c for c in cells if c.evals == evals]
             xs, ys, _ = _points(row)
             axes[-1].plot(xs, ys, marker="o", label=f"{world}, {evals} evals")
-    axes[-1].set_title("noise-aware z = 1 .. 3 (left to right: larger z)")
+    axes[-1].set_title("noise-aware z = 1 .. 3 (larger z: fewer harmful stops, to the left)")
     for axis in axes:
         axis.set_xlabel("harmful stops on healthy runs (%)")
         axis.set_ylabel("collapsing runs stopped (%)")

@@ -7,6 +7,7 @@ saved document and returns the parts to rebuild it from. Neither touches a
 
 from __future__ import annotations
 
+import json
 import math
 import typing
 from collections.abc import Iterable, Mapping
@@ -19,7 +20,7 @@ from evalstop.core.detectors import Detector, Watch
 from evalstop.core.registry import DETECTOR_TYPES
 from evalstop.live.state import JobKey, JobState, Mode, check_key, check_score
 
-__all__ = ["FORMAT", "Decoded", "decode", "encode"]
+__all__ = ["FORMAT", "Decoded", "decode", "encode", "loads"]
 
 FORMAT: Final = "evalstop.live.monitor/1"
 """The ``format`` tag of a serialised monitor."""
@@ -61,6 +62,17 @@ def decode(data: Mapping[str, Any], detector: Detector[Any] | None) -> Decoded:
         return _decode(data, detector)
     except (KeyError, TypeError, AttributeError, OverflowError, RecursionError) as error:
         raise ValueError(f"not a saved evalstop monitor: {error!r}"[:300]) from None
+
+
+def loads(text: str) -> dict[str, Any]:
+    """A saved document's JSON text parsed to an object; ``ValueError`` for anything else."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge integers
+        raise ValueError(f"not a saved evalstop monitor: {error}"[:300]) from None
+    if not isinstance(data, dict):
+        raise ValueError("not a saved evalstop monitor: expected a JSON object")
+    return data
 
 
 _TOP_KEYS: Final = frozenset({"format", "mode", "detector", "next_serial", "jobs"})

@@ -18,33 +18,25 @@ from __future__ import annotations
 import enum
 import json
 import math
-from collections.abc import Iterator, Mapping
-from typing import Any, Final, TypeAlias
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import attrs
 
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import (
-    DeclineDetector,
-    Detector,
-    Watch,
-    observe,
-    observe_decline,
-    start_watch,
-)
+from evalstop.core.detectors import DeclineDetector, Detector, observe, start_watch
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.live.codec import FORMAT, decode, encode
+from evalstop.live.codec import FORMAT, decode, encode, loads
 from evalstop.live.direction import ModeChoice, resolve_mode
+from evalstop.live.records import DeclineRecord, NoiseRecord, WatchRecord, record_of
 from evalstop.live.state import (
     JobKey,
     JobState,
     Mode,
     check_detector,
-    check_extras,
-    check_key,
-    check_score,
-    check_step,
+    checked,
+    ordinary_extras,
 )
 
 __all__ = [
@@ -138,66 +130,13 @@ _NON_FINITE: Final = Reason.NON_FINITE
 _STALE_STEP: Final = Reason.STALE_STEP
 _ALREADY_STOPPED: Final = Reason.ALREADY_STOPPED
 _isfinite: Final = math.isfinite
+_NAN, _ZERO, _TIME_ZERO = math.nan, 0.0, 0  # the defaults of observe, tested by identity
+_RLHF: Final = JobKind.RLHF
+_FAST: Final = (DeclineDetector, NoiseAwareDetector)
 
 MonitorVerdict: TypeAlias = Continue | Stop
 """The verdict for one observation."""
-
-
-def _ordinary(
-    key: object,
-    step: object,
-    score: object,
-    loss: object,
-    proxy: object,
-    progress: object,
-    kind: object,
-    time: object,
-) -> bool:
-    """Exact-type fast path of ``observe``'s arguments; anything else goes to _checked."""
-    return (
-        (type(key) is str or type(key) is int)
-        and type(step) is int
-        and step >= 0
-        and type(score) is float
-        and type(loss) is float
-        and proxy is None
-        and type(progress) is float
-        and 0.0 <= progress < math.inf
-        and type(kind) is JobKind
-        and type(time) is int
-        and time >= 0
-    )
-
-
-def _checked(
-    key: object,
-    step: object,
-    score: object,
-    loss: object,
-    proxy: object,
-    progress: object,
-    kind: object,
-    time: object,
-) -> tuple[JobKey, int, float, float, float | None, float, JobKind, int]:
-    """Every argument of ``observe`` checked and normalised (spec ``MON-1``, ``MON-16``)."""
-    extras = check_extras(loss, proxy, progress, kind, time)
-    return (check_key(key), check_step(step), check_score(score), *extras)
-
-
-class _Job:
-    """The mutable record behind a :class:`JobState` (updated in place: one allocation less
-    per observation on the hot path)."""
-
-    __slots__ = ("last_step", "seen", "serial", "watch")
-
-    def __init__(self, serial: int, last_step: int, seen: int, watch: Watch[Any]) -> None:
-        self.serial = serial
-        self.last_step = last_step
-        self.seen = seen
-        self.watch = watch
-
-    def snapshot(self) -> JobState:
-        return JobState(self.serial, self.last_step, self.seen, self.watch)
+_Record: TypeAlias = WatchRecord | DeclineRecord | NoiseRecord
 
 
 class Monitor:
@@ -218,7 +157,7 @@ class Monitor:
     known jobs only. The monitor is not thread-safe: serialise calls from one scheduler loop.
     """
 
-    __slots__ = ("_decline", "_detector", "_jobs", "_mode", "_next_serial", "_sign")
+    __slots__ = ("_detector", "_fast", "_fresh", "_jobs", "_mode", "_next_serial", "_sign")
 
     def __init__(
         self,
@@ -231,10 +170,11 @@ class Monitor:
             raise TypeError(f"metric must be a str or None, got {type(metric).__name__}")
         self._mode: Mode = resolve_mode(mode, metric)
         self._detector = NoiseAwareDetector() if detector is None else check_detector(detector)
-        # The built-in decline rule folds by its fast path (DET-10), without a CheckpointView.
-        self._decline = self._detector if type(self._detector) is DeclineDetector else None
+        # A built-in rule folds in place (MON-14, DET-10), without a CheckpointView.
+        self._fast: Any = self._detector if type(self._detector) in _FAST else None
+        self._fresh = start_watch(self._detector)
         self._sign = 1.0 if self._mode == "max" else -1.0
-        self._jobs: dict[JobKey, _Job] = {}
+        self._jobs: dict[JobKey, _Record] = {}
         self._next_serial = 0
 
     @property
@@ -260,8 +200,7 @@ class Monitor:
 
     def job_state(self, job_id: JobKey) -> JobState | None:
         """The state of a job (an immutable snapshot), or None for an unknown job."""
-        job = self._jobs.get(job_id)
-        return None if job is None else job.snapshot()
+        return None if (job := self._jobs.get(job_id)) is None else job.snapshot()
 
     def observe(
         self,
@@ -269,9 +208,9 @@ class Monitor:
         step: int,
         score: float,
         *,
-        loss: float = math.nan,
+        loss: float = _NAN,
         proxy_reward: float | None = None,
-        estimated_progress: float = 0.0,
+        estimated_progress: float = _ZERO,
         kind: JobKind = JobKind.RLHF,
         time: int = 0,
     ) -> MonitorVerdict:
@@ -280,49 +219,123 @@ class Monitor:
         An unknown job is registered on its first observation (spec ``MON-8``). Arguments of
         the wrong type or a negative step raise before any state changes (``MON-1``).
         """
-        # Exact-type fast path; _checked handles subclasses and raises on anything else.
-        key = job_id
-        if not _ordinary(key, step, score, loss, proxy_reward, estimated_progress, kind, time):
-            key, step, score, loss, proxy_reward, estimated_progress, kind, time = _checked(
+        key = job_id  # exact types pass here; _checked handles subclasses or raises
+        if not (
+            (type(key) is str or type(key) is int)
+            and type(step) is int
+            and step >= 0
+            and type(score) is float
+            and (
+                (
+                    loss is _NAN
+                    and proxy_reward is None
+                    and estimated_progress is _ZERO
+                    and kind is _RLHF
+                    and time is _TIME_ZERO
+                )
+                or ordinary_extras(loss, proxy_reward, estimated_progress, kind, time)
+            )
+        ):
+            key, step, score, loss, proxy_reward, estimated_progress, kind, time = checked(
                 key, step, score, loss, proxy_reward, estimated_progress, kind, time
             )
         job = self._jobs.get(key)
+        if job is not None:
+            if job.fired_step is not None:
+                return self._stop(key, step, _ALREADY_STOPPED, job)
+            if step <= job.last_step:
+                return self._continue(key, step, _STALE_STEP, job)
+        rule = self._fast
+        if rule is None:
+            extras = (kind, time, loss, proxy_reward, estimated_progress)
+            job = self._fold(job, key, step, score, extras)
+            reason = _COUNTED if _isfinite(score) else _NON_FINITE
+        else:  # a built-in rule, in place on the job's record (MON-14)
+            job = self._register(key, step) if job is None else job
+            if TYPE_CHECKING:
+                assert not isinstance(job, WatchRecord)
+            finite = job.fold(rule, step, self._sign * score)
+            reason = _COUNTED if finite else _NON_FINITE
+        if job.fired_step is not None:
+            return self._stop(key, step, reason, job)
+        best = job.best_score
+        return Continue(
+            key, step, reason, job.evals, job.best_step, None if best is None else self._sign * best
+        )
+
+    def _fold(
+        self,
+        job: _Record | None,
+        key: JobKey,
+        step: int,
+        score: float,
+        extras: tuple[JobKind, int, float, float | None, float],
+    ) -> WatchRecord:
+        """The generic path: one CheckpointView folded by ``observe`` (spec ``MON-2``)."""
+        kind, time, loss, proxy_reward, progress = extras
         if job is None:
             watch = start_watch(self._detector)
             serial, seen = self._next_serial, 0
         else:
-            watch = job.watch
-            if watch.fired_step is not None:
-                return self._stop(key, step, _ALREADY_STOPPED, watch)
-            if step <= job.last_step:
-                return self._continue(key, step, _STALE_STEP, watch)
-            serial, seen = job.serial, job.seen
-        if self._decline is not None:
-            watch = observe_decline(self._decline, watch, step, self._sign * score)
-        else:
-            # Positional for speed, in field order: job_id, kind, index, step, time,
-            # eval_score, loss, proxy_reward, estimated_progress (MON-2 checks the mapping).
-            view = CheckpointView(
-                serial,
-                kind,
-                seen + 1,
-                step,
-                time,
-                self._sign * score,
-                loss,
-                proxy_reward,
-                estimated_progress,
-            )
-            watch = observe(self._detector, watch, view)
-        if job is None:
-            self._jobs[key] = _Job(serial, step, 1, watch)
-            self._next_serial += 1
-        else:
+            watch, serial, seen = job.watch, job.serial, job.seen
+        # Positional, in field order (MON-2 checks the mapping).
+        view = CheckpointView(
+            serial, kind, seen + 1, step, time, self._sign * score, loss, proxy_reward, progress
+        )
+        watch = observe(self._detector, watch, view)
+        if isinstance(job, WatchRecord):
             job.watch, job.last_step, job.seen = watch, step, seen + 1
-        reason = _COUNTED if _isfinite(score) else _NON_FINITE
-        if watch.fired_step is not None:
-            return self._stop(key, step, reason, watch)
-        return self._continue(key, step, reason, watch)
+            return job
+        record = self._jobs[key] = WatchRecord(serial, step, 1, watch)
+        self._next_serial += 1
+        return record
+
+    def observe_many(self, observations: Iterable[tuple[JobKey, int, float]]) -> list[Stop]:
+        """Fold ``(job_id, step, score)`` triples in order; return the stops (spec ``MON-17``).
+
+        The same as :meth:`observe` on each triple with the default keywords, keeping the
+        :class:`Stop` of each observation that stopped its job (not ``already_stopped``); a
+        built-in rule builds no other verdict. An invalid triple raises as :meth:`observe`
+        does, after the triples before it were folded.
+        """
+        rule = self._fast
+        if rule is None:
+            observe = self.observe
+            return [
+                verdict
+                for key, step, score in observations
+                if type(verdict := observe(key, step, score)) is Stop
+                and verdict.reason is not _ALREADY_STOPPED
+            ]
+        jobs, sign = self._jobs, self._sign
+        stops: list[Stop] = []
+        for observation in observations:
+            key, step, score = observation
+            if not (
+                (type(key) is str or type(key) is int)
+                and type(step) is int
+                and step >= 0
+                and type(score) is float
+            ):
+                key, step, score, *_ = checked(key, step, score, _NAN, None, _ZERO, _RLHF, 0)
+            job = jobs.get(key)
+            if job is None:
+                job = self._register(key, step)
+            elif job.fired_step is not None or step <= job.last_step:
+                continue
+            if TYPE_CHECKING:
+                assert not isinstance(job, WatchRecord)
+            finite = job.fold(rule, step, sign * score)
+            if job.fired_step is not None:
+                stops.append(self._stop(key, step, _COUNTED if finite else _NON_FINITE, job))
+        return stops
+
+    def _register(self, key: JobKey, step: int) -> DeclineRecord | NoiseRecord:
+        """A new job's record on a built-in rule's path (MON-8, MON-14)."""
+        kind = DeclineRecord if type(self._fast) is DeclineDetector else NoiseRecord
+        record = self._jobs[key] = kind(self._next_serial, step, 0, self._fresh)
+        self._next_serial += 1
+        return record
 
     def verdict(self, job_id: JobKey) -> MonitorVerdict | None:
         """The job's standing verdict, read without observing anything; None if unknown.
@@ -330,12 +343,11 @@ class Monitor:
         Its ``step`` is the last accepted step and its reason :attr:`Reason.STANDING`; the
         monitor's state is untouched (spec ``MON-12``). O(1).
         """
-        job = self._jobs.get(job_id)
-        if job is None:
+        if (job := self._jobs.get(job_id)) is None:
             return None
-        if job.watch.fired_step is not None:
-            return self._stop(job_id, job.last_step, Reason.STANDING, job.watch)
-        return self._continue(job_id, job.last_step, Reason.STANDING, job.watch)
+        if job.fired_step is not None:
+            return self._stop(job_id, job.last_step, Reason.STANDING, job)
+        return self._continue(job_id, job.last_step, Reason.STANDING, job)
 
     def forget(self, job_id: JobKey) -> bool:
         """Drop a job's state (e.g. when it ends); True if it was known.
@@ -345,18 +357,15 @@ class Monitor:
         """
         return self._jobs.pop(job_id, None) is not None
 
-    def _best(self, watch: Watch[Any]) -> float | None:
-        best = watch.best_score
-        return None if best is None else self._sign * best
+    def _continue(self, key: JobKey, step: int, reason: Reason, job: _Record) -> Continue:
+        best = None if job.best_score is None else self._sign * job.best_score
+        return Continue(key, step, reason, job.evals, job.best_step, best)
 
-    def _continue(self, key: JobKey, step: int, reason: Reason, watch: Watch[Any]) -> Continue:
-        return Continue(key, step, reason, watch.evals, watch.best_step, self._best(watch))
-
-    def _stop(self, key: JobKey, step: int, reason: Reason, watch: Watch[Any]) -> Stop:
-        assert watch.fired_step is not None
-        return Stop(
-            key, step, reason, watch.evals, watch.fired_step, watch.best_step, self._best(watch)
-        )
+    def _stop(self, key: JobKey, step: int, reason: Reason, job: _Record) -> Stop:
+        fired, best = job.fired_step, job.best_score
+        assert fired is not None
+        best = None if best is None else self._sign * best
+        return Stop(key, step, reason, job.evals, fired, job.best_step, best)
 
     # -- serialisation (spec MON-11; the format lives in evalstop.live.codec) ---------------
 
@@ -380,17 +389,11 @@ class Monitor:
         saved = decode(data, detector)
         monitor = cls(saved.detector, saved.mode)
         for key, state in saved.jobs:
-            monitor._jobs[key] = _Job(state.serial, state.last_step, state.seen, state.watch)
+            monitor._jobs[key] = record_of(state, monitor._detector)
         monitor._next_serial = saved.next_serial
         return monitor
 
     @classmethod
     def from_json(cls, text: str, detector: Detector[Any] | None = None) -> Monitor:
         """Rebuild a monitor saved by :meth:`to_json` (see :meth:`from_dict`)."""
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge integers
-            raise ValueError(f"not a saved evalstop monitor: {error}"[:300]) from None
-        if not isinstance(data, dict):
-            raise ValueError("not a saved evalstop monitor: expected a JSON object")
-        return cls.from_dict(data, detector)
+        return cls.from_dict(loads(text), detector)

@@ -20,6 +20,8 @@ __all__ = [
     "check_key",
     "check_score",
     "check_step",
+    "checked",
+    "ordinary_extras",
 ]
 
 JobKey: TypeAlias = str | int
@@ -107,3 +109,33 @@ def check_extras(
     if time < 0:
         raise ValueError(f"time must be >= 0, got {time}")
     return loss, proxy, progress, kind, int(time)
+
+
+def ordinary_extras(
+    loss: object, proxy: object, progress: object, kind: object, time: object
+) -> bool:
+    """Exact-type fast check of ``observe``'s keywords; anything else goes to :func:`checked`."""
+    return (
+        type(loss) is float
+        and proxy is None
+        and type(progress) is float
+        and 0.0 <= progress < math.inf
+        and type(kind) is JobKind
+        and type(time) is int
+        and time >= 0
+    )
+
+
+def checked(
+    key: object,
+    step: object,
+    score: object,
+    loss: object,
+    proxy: object,
+    progress: object,
+    kind: object,
+    time: object,
+) -> tuple[JobKey, int, float, float, float | None, float, JobKind, int]:
+    """Every argument of ``observe`` checked and normalised (spec ``MON-1``, ``MON-16``)."""
+    extras = check_extras(loss, proxy, progress, kind, time)
+    return (check_key(key), check_step(step), check_score(score), *extras)

@@ -122,26 +122,31 @@ def loss_curve(fractions: FloatArray, rng: np.random.Generator, noise: float) ->
     return result
 
 
-def _rise(t: FloatArray, rise_peak: float) -> FloatArray:
-    """``r(t) = g(t / P) / g(1 / P)``: 0 at the start, 1 at the end of the run."""
-    scale = float(gold_shape(np.array([1.0 / rise_peak]))[0])
-    return gold_shape(t / rise_peak) / scale
-
-
 def _after_turn(
     t: FloatArray, turn: float, rise_peak: float, shape: str, decline_rate: float
 ) -> FloatArray:
-    """The normalised quality ``(q - q0) / G`` at run fractions ``t`` (CRV-1, CRV-2)."""
-    rise = _rise(t, rise_peak)
-    at_turn = float(_rise(np.array([turn]), rise_peak)[0])
-    after = t > turn
+    """The normalised quality ``(q - q0) / G`` at run fractions ``t`` (CRV-1, CRV-2).
+
+    The rise ``r(t) = g(t / P) / g(1 / P)`` is 0 at the start and 1 at the end of the run; one
+    :func:`gold_shape` call evaluates it at ``t``, at the turn and at the run's end (the same
+    values, element by element, as three calls).
+    """
+    n = len(t)
+    points = np.empty(n + 2, dtype=np.float64)
+    points[:n] = t / rise_peak
+    points[n] = turn / rise_peak
+    points[n + 1] = 1.0 / rise_peak
+    shapes = gold_shape(points)
+    scale = float(shapes[n + 1])
+    rise: FloatArray = shapes[:n] / scale
     if shape == "rising":
         return rise
+    at_turn = float(shapes[n]) / scale
+    after = t > turn
     if shape == "collapse":
         x = 1.0 + decline_rate * (t - turn) / turn
         return np.where(after, at_turn * gold_shape(x), rise)
     # plateau: a residual rise at PLATEAU_SLOPE of r'(turn) = -ln(turn / P) / (P g(1 / P))
-    scale = float(gold_shape(np.array([1.0 / rise_peak]))[0])
     slope = -math.log(turn / rise_peak) / (rise_peak * scale)
     return np.where(after, at_turn + PLATEAU_SLOPE * slope * (t - turn), rise)
 

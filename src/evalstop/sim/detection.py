@@ -7,15 +7,24 @@ positives. Only this module and :mod:`evalstop.sim.metrics` read hidden labels.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import Detector, observe, start_watch
+from evalstop.core.detectors import (
+    DeclineDetector,
+    Detector,
+    Never,
+    observe,
+    observe_decline,
+    start_watch,
+)
 from evalstop.core.model import Job, JobId, JobKind
+from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.core.noise_fold import NoiseFold
 from evalstop.core.regret import (
     HARMFUL_REGRET,
     RegretSummary,
@@ -31,6 +40,7 @@ __all__ = [
     "detection_metrics",
     "fold_job",
     "job_run_score",
+    "job_views",
     "ratio",
     "regret_metrics",
 ]
@@ -148,23 +158,65 @@ def _view(job: Job, index: int) -> CheckpointView:
     )
 
 
-def fold_job(detector: Detector[Any], job: Job) -> tuple[int | None, int | None]:
+def job_views(job: Job) -> tuple[CheckpointView, ...]:
+    """Every report of ``job``, in order, as the engine builds it (for :func:`fold_job`)."""
+    return tuple(_view(job, index + 1) for index in range(len(job.observations)))
+
+
+def fold_job(
+    detector: Detector[Any], job: Job, views: Sequence[CheckpointView] | None = None
+) -> tuple[int | None, int | None]:
     """``(stop, kept)``: 0-based checkpoints where ``detector`` stops ``job`` and what it keeps.
 
     The detector sees the job's reports one by one, as under EvalStop in the simulator; a fire
     at the last checkpoint is not a stop (the job ends there anyway), so ``stop`` is None and
     ``kept`` the last checkpoint then (spec ``RGT-4``). ``kept`` is None only for a stop
-    before any finite score.
+    before any finite score. ``views`` (:func:`job_views`) saves building the reports again
+    when several detectors fold the same job.
     """
-    watch = start_watch(detector)
     last = len(job.observations) - 1
+    if type(detector) is Never:  # never fires: the job runs to its end
+        return None, last
+    if isinstance(detector, _FAST) and type(detector) in _FAST:  # subclasses: generic
+        return _fold_fast(detector, job, last)
+    watch = start_watch(detector)
     for index in range(last + 1):
-        watch = observe(detector, watch, _view(job, index + 1))
+        view = _view(job, index + 1) if views is None else views[index]
+        watch = observe(detector, watch, view)
         if watch.fired_step is not None and index < last:
             best = watch.best_step
             kept = None if best is None else _index_of_step(job, best)
             return index, kept
     return None, last
+
+
+_FAST = (DeclineDetector, NoiseAwareDetector)
+
+
+def _fold_fast(
+    detector: DeclineDetector | NoiseAwareDetector, job: Job, last: int
+) -> tuple[int | None, int | None]:
+    """:func:`fold_job` for the built-in rules, from each report's step and score alone: by
+    ``observe_decline`` (``DET-10``) or in place (``NAD-11``), equal to the generic fold."""
+    fired: int | None = None
+    best: int | None = None
+    if isinstance(detector, DeclineDetector):
+        watch = start_watch(detector)
+        for index, obs in enumerate(job.observations):
+            watch = observe_decline(detector, watch, obs.step, obs.eval_score)
+            if watch.fired_step is not None:
+                fired, best = index, watch.best_step
+                break
+    else:
+        fold = NoiseFold(start_watch(detector))
+        for index, obs in enumerate(job.observations):
+            fold.fold(detector, obs.step, obs.eval_score)
+            if fold.fired_step is not None:
+                fired, best = index, fold.best_step
+                break
+    if fired is None or fired == last:
+        return None, last
+    return fired, None if best is None else _index_of_step(job, best)
 
 
 def _index_of_step(job: Job, step: int) -> int:

@@ -70,10 +70,6 @@ class JobOutcome:
     evals_seen: int
 
 
-def _peak_service(job: Job) -> int:
-    return job.checkpoint_service(job.truth.peak_index + 1)
-
-
 def _kept_index(job: Job, saved_step: int | None, evals: int) -> int:
     if saved_step is None:
         return evals - 1
@@ -83,8 +79,31 @@ def _kept_index(job: Job, saved_step: int | None, evals: int) -> int:
     raise ValueError(f"job {job.job_id}: saved step {saved_step} is not one of its checkpoints")
 
 
-def _retained(job: Job, kept: int) -> float:
-    peak = float(job.truth.quality[job.truth.peak_index])
+_START, _CHECKPOINT = LogKind.START, LogKind.CHECKPOINT
+_PREEMPT, _STOP = LogKind.PREEMPT, LogKind.STOP
+_ARRIVE = LogKind.ARRIVE
+_Facts = dict[JobId, tuple[Job, int, float]]
+_last_facts: list[tuple[tuple[Job, ...], _Facts]] = []
+
+
+def _facts(jobs: tuple[Job, ...]) -> _Facts:
+    """Each job with its peak checkpoint's service and true quality, by id.
+
+    Pure in ``jobs``, so the last answer is kept: the simulations of one workload share its
+    ``jobs`` tuple (the reproduce runner runs up to 16 on one), and the peaks are found once.
+    """
+    if _last_facts and _last_facts[0][0] is jobs:
+        return _last_facts[0][1]
+    facts: _Facts = {}
+    for job in jobs:
+        quality = job.truth.quality
+        peak = int(quality.argmax())  # JobTruth.peak_index: the first maximum
+        facts[job.job_id] = (job, job.checkpoint_service(peak + 1), float(quality[peak]))
+    _last_facts[:] = [(jobs, facts)]
+    return facts
+
+
+def _retained(job: Job, kept: int, peak: float) -> float:
     if kept < 0 or peak <= 0:
         return 0.0 if kept < 0 else math.nan
     return float(job.truth.quality[kept]) / peak
@@ -92,7 +111,7 @@ def _retained(job: Job, kept: int) -> float:
 
 def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
     """The outcome of every job of ``result``, keyed by job id (MET-1 to MET-6)."""
-    jobs = {job.job_id: job for job in result.jobs}
+    facts = _facts(result.jobs)
     held_since: dict[JobId, int] = {}
     gpu_time: dict[JobId, int] = {}
     first_start: dict[JobId, int] = {}
@@ -101,47 +120,47 @@ def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
     preempted: set[JobId] = set()
     overhead = result.cluster.preemption_overhead
     outcomes: dict[JobId, JobOutcome] = {}
-    for record in result.log:
-        job_id = record.job_id
-        if record.kind is LogKind.START:
-            held_since[job_id] = record.time
-            first_start.setdefault(job_id, record.time)
-        elif record.kind is LogKind.CHECKPOINT:
-            evals[job_id] = record.index
-        elif record.kind in (LogKind.PREEMPT, LogKind.FINISH, LogKind.STOP):
+    for time, kind, job_id, gpus, index, step, _, reason in result.log:
+        if kind is _START:
+            held_since[job_id] = time
+            if job_id not in first_start:
+                first_start[job_id] = time
+        elif kind is _CHECKPOINT:
+            evals[job_id] = index
+        elif kind is not _ARRIVE:  # PREEMPT, FINISH or STOP
             if job_id in held_since:
                 start = held_since.pop(job_id)
-                gpu_time[job_id] = gpu_time.get(job_id, 0) + record.gpus * (record.time - start)
+                gpu_time[job_id] = gpu_time.get(job_id, 0) + gpus * (time - start)
                 resumed_at = start + (overhead if job_id in preempted else 0)
-                progress[job_id] = progress.get(job_id, 0) + max(0, record.time - resumed_at)
-            if record.kind is LogKind.PREEMPT:
+                progress[job_id] = progress.get(job_id, 0) + max(0, time - resumed_at)
+            if kind is _PREEMPT:
                 preempted.add(job_id)
                 continue
-            job = jobs[job_id]
-            stopped = record.kind is LogKind.STOP
+            job, peak_service, peak = facts[job_id]
+            spec = job.spec
+            stopped = kind is _STOP
             done = evals.get(job_id, 0)
             service = progress.get(job_id, 0)
-            kept = _kept_index(job, record.step if stopped else None, done)
-            submit = job.spec.submit_time
-            began = first_start.get(job_id, record.time)
+            kept = _kept_index(job, step if stopped else None, done)
+            began = first_start.get(job_id, time)
             outcomes[job_id] = JobOutcome(
-                job_id=job_id,
-                kind=job.spec.kind,
-                gpus=job.spec.gpus,
-                hacking=job.truth.hacking,
-                submit=submit,
-                first_start=began,
-                end=record.time,
-                stopped=stopped,
-                jct=record.time - submit,
-                queueing_delay=began - submit,
-                service=service,
-                gpu_time=gpu_time.get(job_id, 0),
-                wasted_gpu_time=job.spec.gpus * max(0, service - _peak_service(job)),
-                kept_index=kept,
-                quality_retained=_retained(job, kept),
-                stop_reason=record.reason,
-                evals_seen=done,
+                job_id,
+                spec.kind,
+                spec.gpus,
+                job.truth.hacking,
+                spec.submit_time,
+                began,
+                time,
+                stopped,
+                time - spec.submit_time,
+                began - spec.submit_time,
+                service,
+                gpu_time.get(job_id, 0),
+                spec.gpus * max(0, service - peak_service),
+                kept,
+                _retained(job, kept, peak),
+                reason,
+                done,
             )
     return outcomes
 

@@ -276,15 +276,10 @@ def draw_run(
     fractions = np.array(steps, dtype=np.float64) / steps[-1]
     sample = _curves(kind, hacking, fractions, rng, config)
     proxy = sample.proxy_reward
-    observations = tuple(
-        Observation(
-            step=step,
-            eval_score=float(sample.eval_score[j]),
-            loss=float(sample.loss[j]),
-            proxy_reward=None if proxy is None else float(proxy[j]),
-        )
-        for j, step in enumerate(steps)
-    )
+    # tolist() gives the same Python floats as float() of each element, in one call.
+    proxies = [None] * len(steps) if proxy is None else proxy.tolist()
+    scores, losses = sample.eval_score.tolist(), sample.loss.tolist()
+    observations = tuple(map(Observation, steps, scores, losses, proxies))
     truth = JobTruth(
         total_steps=steps[-1],
         duration=duration,
@@ -312,8 +307,10 @@ def schedule(
 
 def curve_stream(curves_seq: np.random.SeedSequence, index: int) -> np.random.Generator:
     """The random stream of job ``index``'s curves: keyed by the index alone (WRK-1)."""
-    return np.random.default_rng(
-        np.random.SeedSequence(curves_seq.entropy, spawn_key=(*curves_seq.spawn_key, index))
+    key = (*curves_seq.spawn_key, index)
+    # default_rng(seq) is Generator(PCG64(seq)); built directly, without its dispatch.
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(curves_seq.entropy, spawn_key=key))
     )
 
 
@@ -324,16 +321,31 @@ def curve_seeds(seed: int) -> np.random.SeedSequence:
 
 def _job(
     i: int,
-    spec: JobSpec,
-    drawn_duration: int,
-    hacking: bool,
+    draws: tuple[JobKind, int, int, int, int, bool],
     curves_seq: np.random.SeedSequence,
     config: WorkloadConfig,
 ) -> Job:
-    duration, interval, steps = schedule(spec.kind, drawn_duration, spec.estimated_duration, config)
-    curve_rng = curve_stream(curves_seq, i)
-    truth, observations = draw_run(spec.kind, hacking, steps, duration, curve_rng, config)
-    return Job(attrs.evolve(spec, eval_interval=interval), truth, observations)
+    """Job ``i`` of a generated workload from its draws ``(kind, gpus, submit time, estimate,
+    drawn duration, hacking)``: its schedule (WRK-7), spec and curves."""
+    kind, gpus, submit, estimate, drawn_duration, hacking = draws
+    duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
+    spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
+    truth, observations = draw_run(
+        kind, hacking, steps, duration, curve_stream(curves_seq, i), config
+    )
+    return Job(spec, truth, observations)
+
+
+def _gpus(kinds: list[JobKind], gpu_draw: np.ndarray, limit: int) -> list[int]:
+    """Each job's GPUs: its kind's choice at its draw (capped at the cluster's ``limit``)."""
+    gpus = [0] * len(kinds)
+    for kind, (choices, weights) in GPU_CHOICES.items():
+        chosen = [i for i, k in enumerate(kinds) if k is kind]
+        if chosen:
+            picks = np.searchsorted(np.cumsum(weights), gpu_draw[chosen], side="right")
+            for i, pick in zip(chosen, picks.tolist(), strict=True):
+                gpus[i] = min(choices[pick], limit)
+    return gpus
 
 
 def generate(config: WorkloadConfig, seed: int) -> Workload:
@@ -370,19 +382,16 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
     hacking_draw = rng.random(n)
     gpu_draw = rng.random(n)
 
-    jobs: list[Job] = []
-    for i in range(n):
-        kind = kinds[int(kind_index[i])]
-        choices, weights = GPU_CHOICES[kind]
-        gpus = choices[int(np.searchsorted(np.cumsum(weights), gpu_draw[i], side="right"))]
-        spec = JobSpec(
-            job_id=i,
-            kind=kind,
-            gpus=min(gpus, config.gpus),
-            submit_time=int(submit[i]),
-            estimated_duration=int(estimate[i]),
-            eval_interval=1,
-        )
-        hacking = kind is JobKind.RLHF and bool(hacking_draw[i] < config.hacking_share)
-        jobs.append(_job(i, spec, int(duration[i]), hacking, curves_seq, config))
+    kind_of = [kinds[k] for k in kind_index.tolist()]
+    hacking = (hacking_draw < config.hacking_share).tolist()
+    draws = zip(
+        kind_of,
+        _gpus(kind_of, gpu_draw, config.gpus),
+        submit.tolist(),
+        estimate.tolist(),
+        duration.tolist(),
+        [kind is JobKind.RLHF and h for kind, h in zip(kind_of, hacking, strict=True)],
+        strict=True,
+    )
+    jobs = [_job(i, draw, curves_seq, config) for i, draw in enumerate(draws)]
     return Workload(config, seed, tuple(jobs))

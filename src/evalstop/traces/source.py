@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import contextvars
 import io
 import json
 import shutil
@@ -55,6 +56,11 @@ _SCAN = cast("Callable[[str, int], tuple[Any, int]]", vars(json.JSONDecoder())["
 """The decoder's own scanner (C when available): ``json.loads`` minus its wrapper, used for
 a line that ``json.loads`` would read the same way (see :func:`parse_json`)."""
 
+_DOCUMENTS: contextvars.ContextVar[dict[tuple[str, int, int, int], Any] | None] = (
+    contextvars.ContextVar("evalstop_json_documents", default=None)
+)
+"""The documents :func:`load_json` parsed inside the current :func:`opened` block."""
+
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe"),
     (stat.S_ISCHR, "a character device"),
@@ -91,6 +97,9 @@ def _check_kind(path: Path, label: str) -> None:
 def opened(path: Path, label: str) -> Iterator[Path]:
     """A regular file or directory holding the trace: ``path`` itself, or a stream's copy.
 
+    Inside the ``with`` block, :func:`load_json` parses a file once: format detection and the
+    reader share the document (it is dropped when the block ends).
+
     Args:
         path: what the user named.
         label: how errors name it (the path as given).
@@ -101,6 +110,16 @@ def opened(path: Path, label: str) -> Iterator[Path]:
     Raises:
         UnreadableTraceError: a missing path, a special file or an I/O error.
     """
+    token = _DOCUMENTS.set({})
+    try:
+        with _located(path, label) as found:
+            yield found
+    finally:
+        _DOCUMENTS.reset(token)
+
+
+@contextlib.contextmanager
+def _located(path: Path, label: str) -> Iterator[Path]:
     if not _is_stream(label):
         _check_kind(path, label)
         yield path
@@ -232,9 +251,14 @@ def load_json(path: Path, label: str) -> Any:
         MalformedTraceError: it is over :data:`MAX_JSON_BYTES`, or not JSON (:func:`parse_json`).
     """
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as error:
         raise _oserror(label, error) from None
+    size = info.st_size
+    documents = _DOCUMENTS.get()
+    key = (str(path), info.st_ino, size, info.st_mtime_ns)
+    if documents is not None and key in documents:
+        return documents[key]
     if size > MAX_JSON_BYTES:
         raise MalformedTraceError(
             label,
@@ -242,7 +266,10 @@ def load_json(path: Path, label: str) -> Any:
             "whole-document formats; write the log as JSONL or CSV instead",
         )
     text = "".join(text_lines(path, label))
-    return parse_json(label, text)
+    value = parse_json(label, text)
+    if documents is not None:
+        documents[key] = value
+    return value
 
 
 def read_prefix(path: Path, label: str, size: int = 2**16) -> str:
