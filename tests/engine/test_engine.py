@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Any
 
 import attrs
@@ -522,6 +523,25 @@ def test_eng8_invalid_decision_applies_nothing(name: str) -> None:
     assert sim.state is state and state == snapshot
     assert sim.log == log
     assert list(sim.queue._items) == pending
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("stop unknown", "cannot stop job 99: it is not active"),
+        ("stop ended", "cannot stop job 4: it is not active"),
+        ("preempt queued", "cannot preempt job 2: it is not running"),
+        ("start running", "cannot start job 1: it is not queued"),
+    ],
+)
+def test_eng8_invalid_decision_names_the_job_and_what_it_is_not(name: str, message: str) -> None:
+    """ENG-8: the error of a decision naming a job in the wrong place says which job, what the
+    decision wanted to do and where the job had to be."""
+    sim = simulator_at_five(BAD_DECISIONS[name])
+    event = sim.queue.peek()
+    assert event is not None
+    with pytest.raises(InvalidDecisionError, match=f"^{re.escape(message)}$"):
+        step(sim.world, sim.state, event)
 
 
 @pytest.mark.parametrize(

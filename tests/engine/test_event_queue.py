@@ -132,5 +132,5 @@ def test_eng1_queue_rejects_negative_time_and_empty_pop() -> None:
     with pytest.raises(ValueError, match="event time must be >= 0"):
         queue.push(Event(-1, EventKind.ARRIVAL, 1))
     assert len(queue) == 0
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"^pop from an empty event queue$"):
         queue.pop()
