@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalstop
-from builders import Recorder, make_job, simulate, with_hidden_truth
+from builders import Recorder, job_view, make_job, simulate, with_hidden_truth
 from evalstop.core.boundary import (
     OBSERVABLE_SPEC_FIELDS,
     CheckpointView,
@@ -422,3 +422,19 @@ def test_bnd4_equal_histories_get_equal_views_and_decisions(
         seen.append(recorder.views)
     assert seen[0] == seen[1]
     assert logs[0] == logs[1]
+
+
+def test_bnd1_estimates_derive_from_the_estimate_and_the_service_only() -> None:
+    """BND-1: the estimated remaining time and progress come from the user's estimate and the
+    service received: remaining = max(0, estimate - service), progress = min(1, service /
+    estimate), counting the current run segment up to ``now``."""
+    queued = job_view(1, estimate=100, service=30)
+    assert (queued.estimated_remaining(500), queued.estimated_progress(500)) == (70, 0.3)
+    running = job_view(2, estimate=80, service=20, running_since=100)
+    assert running.estimated_remaining(120) == 40
+    assert running.estimated_progress(120) == 0.5
+    assert running.estimated_remaining(90) == 60  # no negative segment before it started
+    overrun = job_view(3, estimate=50, service=40, running_since=0)
+    assert overrun.estimated_remaining(30) == 0
+    assert overrun.estimated_progress(30) == 1.0
+    assert (overrun.estimated_remaining(5), overrun.estimated_progress(5)) == (5, 0.9)
