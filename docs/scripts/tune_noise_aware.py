@@ -60,7 +60,12 @@ INFO_DENSITY = 5
 Z = (1.5, 1.75, 2.0, 2.25, 2.5, 3.0)
 MEMORY = (0.1, 0.15, 0.2, 0.3)
 WARMUP = (3, 4, 5)
-KEEP: tuple[tuple[str, float], ...] = (("best", 0.2), ("level", 0.05), ("level", 0.1), ("level", 0.2))
+KEEP: tuple[tuple[str, float], ...] = (
+    ("best", 0.2),
+    ("level", 0.05),
+    ("level", 0.1),
+    ("level", 0.2),
+)
 HARMFUL_CAP = 0.05
 DENSITY_SPREAD = 0.05
 TIE = 0.001
@@ -107,7 +112,9 @@ def load_cell(world: str, noise: float | None, evals: int, jobs: int) -> CellDat
         sigma = config.sigma
         runs += [j for j in generate(config, seed).jobs if j.spec.kind is JobKind.RLHF]
     views = tuple(tuple(_view(j, i + 1) for i in range(len(j.observations))) for j in runs)
-    kept = {k: tuple(_kept_indices(j, v, k) for j, v in zip(runs, views)) for k in KEEP}
+    kept = {
+        k: tuple(_kept_indices(j, v, k) for j, v in zip(runs, views, strict=True)) for k in KEEP
+    }
     return CellData(world, sigma, evals, tuple(runs), views, kept)
 
 
@@ -129,8 +136,11 @@ def summary(cell: CellData, stop: Sequence[int | None], keep: tuple[str, float])
     """Regret-first summary of one candidate's stops under one keep rule."""
     scores = []
     for job, s, kept in zip(cell.jobs, stop, cell.kept[keep], strict=True):
-        scores.append(job_run_score(job, s, None if s is None else kept[s]) if s is not None
-                      else job_run_score(job, None, len(job.observations) - 1))
+        scores.append(
+            job_run_score(job, s, None if s is None else kept[s])
+            if s is not None
+            else job_run_score(job, None, len(job.observations) - 1)
+        )
     return summarize_runs(scores)
 
 
@@ -139,7 +149,7 @@ def check_fold(cell: CellData) -> None:
     for keep in KEEP:
         detector = NoiseAwareDetector(keep=keep[0], keep_memory=keep[1], warmup_evals=3)
         stop = stops(detector, attrs.evolve(cell, jobs=cell.jobs[:50], views=cell.views[:50]))
-        for job, s, kept in zip(cell.jobs[:50], stop, cell.kept[keep]):
+        for job, s, kept in zip(cell.jobs[:50], stop, cell.kept[keep], strict=False):
             expected = fold_job(detector, job)
             got = (s, len(job.observations) - 1 if s is None else kept[s])
             assert got == expected, (job.job_id, keep, got, expected)
@@ -199,14 +209,16 @@ def report(results: list, cells: dict) -> None:  # type: ignore[type-arg]
     rows = []
     for candidate, sums in results:
         goal = _goal(sums)
-        rows.append((
-            candidate,
-            feasible(sums),
-            _mean([s.mean_regret for s in goal]),
-            _mean([s.recall for s in goal]),
-            max(s.harmful_rate for s in goal),
-            sums,
-        ))
+        rows.append(
+            (
+                candidate,
+                feasible(sums),
+                _mean([s.mean_regret for s in goal]),
+                _mean([s.recall for s in goal]),
+                max(s.harmful_rate for s in goal),
+                sums,
+            )
+        )
     feasible_rows = [r for r in rows if r[1]]
     print(f"\ncandidates: {len(rows)}, feasible under rule 1: {len(feasible_rows)}")
     pool = feasible_rows or rows
@@ -228,14 +240,18 @@ def report(results: list, cells: dict) -> None:  # type: ignore[type-arg]
         print("  cell                     recall  harmful  benign  mean regret  stop regret")
         for (world, n), s in sums.items():
             sigma = cells[(world, n)].sigma
-            print(f"  {world:10s} s={sigma:.3f} n={n:2d}  {s.recall:6.1%}  {s.harmful_rate:7.1%}"
-                  f"  {s.benign_rate:6.1%}  {s.mean_regret:11.1%}  {s.stop_regret:11.1%}")
+            print(
+                f"  {world:10s} s={sigma:.3f} n={n:2d}  {s.recall:6.1%}  {s.harmful_rate:7.1%}"
+                f"  {s.benign_rate:6.1%}  {s.mean_regret:11.1%}  {s.stop_regret:11.1%}"
+            )
 
 
 def keep_table(results: list, chosen: tuple) -> None:  # type: ignore[type-arg]
     """Every keep rule's mean / stop regret per cell, for the chosen stop configuration."""
-    print(f"\nkeep rules at z={chosen[0]:g} memory={chosen[1]:g} warmup={chosen[2]} "
-          "(mean regret / stop regret per cell):")
+    print(
+        f"\nkeep rules at z={chosen[0]:g} memory={chosen[1]:g} warmup={chosen[2]} "
+        "(mean regret / stop regret per cell):"
+    )
     for candidate, sums in results:
         if candidate[:3] != chosen[:3]:
             continue
