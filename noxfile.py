@@ -365,8 +365,8 @@ def _mutation_table(
     modules: list[str],
     counted: set[str],
 ) -> None:
-    """Print per module: mutants, checked (of those ``counted``: the sample, or all), killed,
-    of which timeouts, equivalents, raw %, % without equivalents and, for a sample, its 95%
+    """Print per module: mutants, checked (all if every mutant was, else those ``counted``),
+    killed, of which timeouts, equivalents, raw %, % without equivalents and, for a sample, its 95%
     Wilson lower bound (a whole module's score is exact: ``whole``)."""
     failing: list[str] = []
     session.log(
@@ -375,7 +375,9 @@ def _mutation_table(
     )
     for path in modules:
         names = [name for name in statuses if name.startswith(_module_prefix(path))]
-        checked = [n for n in names if n in counted and statuses[n] != "not checked"]
+        checked = [n for n in names if statuses[n] != "not checked"]
+        if len(checked) < len(names):  # not whole: count the sample alone (unbiased)
+            checked = [n for n in checked if n in counted]
         killed = sum(statuses[name] in ("killed", "timeout") for name in checked)
         timeouts = sum(statuses[name] == "timeout" for name in checked)
         equal = sum(name in equivalents for name in checked)
