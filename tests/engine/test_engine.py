@@ -348,6 +348,41 @@ def test_eng4_checker_catches_a_job_in_two_places() -> None:
     assert any("running_since" in p for p in check_invariants(swapped, jobs))
 
 
+def test_eng4_checker_names_each_broken_invariant() -> None:
+    """ENG-4, ENG-3: the checker reports exactly the invariants a state breaks, each in its
+    own words: a job in two places (also twice in one tuple), a miscount, an active map out
+    of step, and queued/running swapped (which also breaks the GPU sum)."""
+    state, jobs = sound_state()
+    place = "ENG-4: a job is in more than one of queued, running, ended"
+    extra = dict(state.active)
+    extra[3] = ActiveJob(state.active[2].view, 1, 0, ())
+    cases = [
+        (
+            attrs.evolve(state, queued=(*state.queued, 1)),
+            [place, "ENG-4: queued job 1 has a running_since"],
+        ),
+        (attrs.evolve(state, queued=(2, 2)), [place]),
+        (
+            attrs.evolve(state, ended_count=state.ended_count + 1),
+            ["ENG-4: ended_count disagrees with the ended chain"],
+        ),
+        (
+            attrs.evolve(state, active=extra),
+            ["ENG-4: active map disagrees with queued and running"],
+        ),
+        (
+            attrs.evolve(state, queued=state.running, running=state.queued),
+            [
+                "ENG-3: free 2 + allocated 3 != total 4",
+                "ENG-4: running job 2 has no running_since",
+                "ENG-4: queued job 1 has a running_since",
+            ],
+        ),
+    ]
+    for broken, problems in cases:
+        assert check_invariants(broken, jobs) == problems
+
+
 def test_eng4_each_job_in_one_place() -> None:
     """ENG-4: status() reports exactly one place per arrived job, matching the tuples."""
     state, _ = sound_state()
