@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from evalstop.core.boundary import ClusterView, JobView
+from evalstop.core.boundary import CheckpointView, ClusterView, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
@@ -185,4 +185,19 @@ def cluster_view(
     free = total - sum(job.gpus for job in running)
     return ClusterView(
         time=time, total_gpus=total, free_gpus=free, queued=tuple(queued), running=tuple(running)
+    )
+
+
+def checkpoint_view(step: int, score: float, *, index: int = 1) -> CheckpointView:
+    """What a detector is shown at one report: ``score`` at ``step`` (job 1, RLHF, loss 1)."""
+    return CheckpointView(
+        job_id=1,
+        kind=JobKind.RLHF,
+        index=index,
+        step=step,
+        time=step,
+        eval_score=score,
+        loss=1.0,
+        proxy_reward=None,
+        estimated_progress=0.0,
     )

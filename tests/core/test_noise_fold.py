@@ -7,9 +7,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.boundary import CheckpointView
+from builders import checkpoint_view
 from evalstop.core.detectors import observe, start_watch
-from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.noise_fold import NoiseFold
 
@@ -41,10 +40,6 @@ def reports(draw: st.DrawFn) -> list[tuple[int, float]]:
     return out
 
 
-def view(index: int, step: int, score: float) -> CheckpointView:
-    return CheckpointView(3, JobKind.RLHF, index, step, 7, score, 0.5, None, 0.25)
-
-
 @given(detector=DETECTORS, stream=reports())
 def test_nad11_fold_in_place_equals_observe(
     detector: NoiseAwareDetector, stream: list[tuple[int, float]]
@@ -54,7 +49,7 @@ def test_nad11_fold_in_place_equals_observe(
     watch = start_watch(detector)
     fold = NoiseFold(watch)
     for index, (step, score) in enumerate(stream, start=1):
-        watch = observe(detector, watch, view(index, step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         assert fold.fold(detector, step, score) == math.isfinite(score)
         assert repr(fold.watch) == repr(watch)
 
@@ -66,9 +61,9 @@ def test_nad11_fold_resumes_from_any_watch(
     """NAD-11: a fold built from a watch part-way continues exactly as observe does."""
     watch = start_watch(detector)
     for index, (step, score) in enumerate(stream[:cut], start=1):
-        watch = observe(detector, watch, view(index, step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
     fold = NoiseFold(watch)
     for index, (step, score) in enumerate(stream[cut:], start=cut + 1):
-        watch = observe(detector, watch, view(index, step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         fold.fold(detector, step, score)
     assert repr(fold.watch) == repr(watch)
