@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,3 +68,36 @@ def test_nad11_fold_resumes_from_any_watch(
         watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         fold.fold(detector, step, score)
     assert repr(fold.watch) == repr(watch)
+
+
+def _alarm_after(detector: NoiseAwareDetector, reports: list[tuple[int, float]]) -> bool:
+    """Whether the rule holds after the last of ``reports`` (observe, the generic fold)."""
+    watch = start_watch(detector)
+    for index, (step, score) in enumerate(reports, start=1):
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
+    return watch.rule.alarm
+
+
+@pytest.mark.parametrize(
+    ("z", "memory", "min_delta"),
+    [(0.5, 0.05, 0.0), (1.0, 0.3, 0.0), (2.25, 0.3, 0.0), (3.0, 1.0, 0.0), (2.25, 0.3, 0.4)],
+)
+def test_nad11_fold_agrees_at_the_edge_of_firing(z: float, memory: float, min_delta: float) -> None:
+    """NAD-11: at the edge of firing (the last score of a run that does not fire and the
+    next float below it, which does, found by bisection) the in-place fold's alarm is
+    observe's: the two compute the threshold alike to the last bit, not just roughly."""
+    detector = NoiseAwareDetector(z=z, memory=memory, warmup_evals=0, min_delta=min_delta)
+    prefix = [(10 * i, 0.1 * i + (0.05 if i % 2 else -0.05)) for i in range(1, 13)]
+    fires, calm = -100.0, prefix[-1][1]
+    assert _alarm_after(detector, [*prefix, (130, fires)])
+    assert not _alarm_after(detector, [*prefix, (130, calm)])
+    while (middle := (fires + calm) / 2) not in (fires, calm):
+        if _alarm_after(detector, [*prefix, (130, middle)]):
+            fires = middle
+        else:
+            calm = middle
+    for score, alarm in ((fires, True), (calm, False)):
+        fold = NoiseFold(start_watch(detector))
+        for step, value in [*prefix, (130, score)]:
+            fold.fold(detector, step, value)
+        assert fold.alarm is alarm
