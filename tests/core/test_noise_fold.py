@@ -101,3 +101,15 @@ def test_nad11_fold_agrees_at_the_edge_of_firing(z: float, memory: float, min_de
         for step, value in [*prefix, (130, score)]:
             fold.fold(detector, step, value)
         assert fold.alarm is alarm
+
+
+def test_nad11_a_baseline_equal_to_the_first_score_seeds_no_peak() -> None:
+    """NAD-11, DET-11: a baseline equal to the first score seeds nothing (the peak starts at the
+    first level, weight 1), in the fold as in observe; one above it seeds the peak (weight 0)."""
+    for baseline, peak_weight in ((0.5, 1.0), (0.75, 0.0)):
+        detector = NoiseAwareDetector(baseline=baseline, warmup_evals=0)
+        watch = observe(detector, start_watch(detector), checkpoint_view(10, 0.5))
+        fold = NoiseFold(start_watch(detector))
+        fold.fold(detector, 10, 0.5)
+        assert repr(fold.watch) == repr(watch)
+        assert (fold.peak, fold.peak_weight) == (baseline - 0.5, peak_weight)
