@@ -42,6 +42,7 @@ __all__ = [
     "TRADEOFF_Z",
     "Cell",
     "Scoreboard",
+    "goal_noise",
     "real_scores",
     "render",
     "run_scoreboard",
@@ -85,6 +86,12 @@ class Scoreboard:
     seed: int
 
 
+def goal_noise(world: str) -> float:
+    """The eval noise of a world's goal cells (the issue's goals): sigma 0.12 in the ``paper``
+    world, the world's own noise in any other."""
+    return 0.12 if world == "paper" else WORLDS[world].eval_noise
+
+
 def sim_scores(
     detectors: Sequence[Detector[Any]], config: WorkloadConfig, seed: int
 ) -> list[list[RunScore]]:
@@ -108,7 +115,7 @@ def _sim_cells(
     variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
     labels = [*DETECTORS, *(f"noise-aware(z={z:g})" for z in TRADEOFF_Z)]
     for world in (WORLDS[name] for name in worlds):
-        goal = 0.12 if world.name == "paper" else world.eval_noise
+        goal = goal_noise(world.name)
         noises = dict.fromkeys(world.eval_noise if n is None else n for n in NOISES)
         for noise in noises:
             for evals in DENSITIES:
@@ -144,7 +151,7 @@ def real_scores(
         gold = source.read(data, source.gold)
         label = read_label(gold, source.read(data, source.proxy), source.scale).label
         if label != "unlabelled":
-            corpus.append(score_curve(gold, detector, label == "hacking")[0])
+            corpus.append(score_curve(gold, detector, label == "hacking", scale=source.scale)[0])
     extra: list[RunScore] = []
     if healthy is not None:
         for _, path, step, metric in _healthy_curves(healthy):
