@@ -239,6 +239,8 @@ def _row(cell: Cell) -> list[str]:
         pct(s.harmful_rate, 1),
         pct(s.benign_rate, 0),
         pct(s.mean_regret, 1),
+        pct(s.median_regret, 1),
+        pct(s.floored_regret, 1),
         pct(s.stop_regret, 1),
         pct(s.saved_share, 0),
         delay,
@@ -253,6 +255,8 @@ HEADER = [
     "harmful",
     "benign",
     "regret",
+    "median",
+    "floored",
     "stop regret",
     "saved",
     "delay",
@@ -265,6 +269,7 @@ def render(board: Scoreboard, cells: Sequence[Cell] | None = None) -> str:
     title = (
         f"detector scoreboard ({board.jobs} jobs a simulated workload, seed {board.seed}); "
         "recall: collapsing runs stopped; harmful/benign: stops on healthy runs; regret: "
-        "kept checkpoint vs best, share of gain"
+        "kept checkpoint vs best, share of gain (mean; median; floored: gain floored at 0.02, "
+        "RGT-5)"
     )
     return format_table(HEADER, rows, title=title)
