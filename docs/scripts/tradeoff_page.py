@@ -11,12 +11,15 @@ import statistics
 from collections.abc import Sequence
 
 from evalstop.core.model import JobKind
+from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.experiments.scoreboard import goal_noise
 from evalstop.experiments.tables import pct
 from evalstop.experiments.tradeoff import (
     GOAL_HARMFUL,
     GOAL_RECALL,
     GOAL_REGRET,
+    NAD_WARMUP,
+    NAD_Z,
     Panel,
     Point,
     Tradeoff,
@@ -182,7 +185,7 @@ def _real_section(board: Tradeoff, misses: Sequence[Miss]) -> list[str]:
             pct(p.summary.median_regret, 1),
         ]
         for p in board.real
-        if "warmup=4" in p.setting or p.family != "noise-aware"
+        if f"warmup={NoiseAwareDetector().warmup_evals}" in p.setting or p.family != "noise-aware"
     ]
     header = ["operating point", "recall", "harmful on healthy", "mean regret", "median"]
     miss_rows = [
@@ -215,9 +218,9 @@ calibrated world at its own noise, at 10, 20 and 40 evaluations per run: stop **
 collapsing runs, with a **mean regret <= 2%** of the gain, and harmful stops on **<= 5%** of
 healthy runs. This page measures every detector at a fixed grid of operating points on the
 scoreboard's evaluation data ({jobs} jobs a workload, seed {seed}, the RLHF runs), beside keep
-floors that no detector can beat. The defaults are **fixed** (noise-aware: z = 2.25, memory
-0.3, warm-up 4, level keep, chosen in the simulator on seeds 1001-1002, `NAD-9`); nothing on
-this page chose or changed a parameter.
+floors that no detector can beat. The defaults are **fixed** (noise-aware: z = {z:g}, memory
+{memory:g}, warm-up {warmup}, level keep, chosen in the simulator on seeds 1001-1002, `NAD-9`);
+nothing on this page chose or changed a parameter.
 
 ![recall against harmful stops per goal cell; mean regret against the floors](img/tradeoffs.png)
 
@@ -277,9 +280,13 @@ def render_page(board: Tradeoff, misses: Sequence[Miss], gains: Sequence[float])
     """The page: the figure, the recall and regret verdicts, the floors, the tail, the real
     curves and the knobs, every number from ``board``, ``misses`` and ``gains`` (the median
     gain in noise units of each goal cell, :func:`gain_in_noise`)."""
-    zs = [f"z={z} warmup=4" for z in ("1", "1.5", "2", "2.25", "2.5", "3", "4")]
+    rule = NoiseAwareDetector()
+    zs = [f"z={z:g} warmup={rule.warmup_evals}" for z in NAD_Z]
+    warmups = [f"z={rule.z:g} warmup={w}" for w in NAD_WARMUP]
     parts = [
-        _INTRO.format(jobs=board.jobs, seed=board.seed),
+        _INTRO.format(
+            jobs=board.jobs, seed=board.seed, z=rule.z, memory=rule.memory, warmup=rule.warmup_evals
+        ),
         "## Recall against harmful stops\n",
         *_recall_section(board),
         "",
@@ -295,13 +302,16 @@ def render_page(board: Tradeoff, misses: Sequence[Miss], gains: Sequence[float])
         "are the points after the warm-up and before the last (a fire at the last point is no "
         "stop), *drop / sigma* the fall from the peak to the last point in the detector's own "
         "noise estimate, *reach* the largest smoothed drop over the firing threshold (1 "
-        "fires).\n",
+        "fires). A drop of a few sigma from the peak to the last point does not fire by "
+        "itself: the rule compares the smoothed level (memory 0.3 of the steps so far) with "
+        "its peak, and widens the threshold while the noise estimate rests on few second "
+        "differences; a 5-point curve has at most one point where a fire is a stop.\n",
         *_real_section(board, misses),
         "",
         _USER.format(keep_gap=_keep_gap(board)),
         *_knob_section(board, "noise-aware", zs),
         "",
-        *_knob_section(board, "noise-aware", [f"z=2.25 warmup={w}" for w in (3, 4, 6)]),
+        *_knob_section(board, "noise-aware", warmups),
         "",
         *_knob_section(board, "evalstop", [f"k={k}" for k in (1, 2, 3, 4, 6)]),
     ]

@@ -85,14 +85,15 @@ def test_scb6_floors_bound_every_point_and_every_cell(board: tradeoff.Tradeoff) 
 
 
 def test_scb6_scoreboard_tradeoff_is_the_warmup4_slice() -> None:
-    """SCB-6: the scoreboard's z trade-off equals this sweep's warm-up-4 points (same seed)."""
+    """SCB-6: the scoreboard's z trade-off equals this sweep's points at the default warm-up
+    (same seed)."""
     board = sim_scoreboard(jobs=20, worlds=["paper"])
     panel = sim_panel("paper", 20, 20, 1)
     mine = {p.setting: p.summary for p in panel.points if p.family == "noise-aware"}
     cells = [c for c in board.tradeoff if c.evals == 20]
     assert len(cells) == len(TRADEOFF_Z)
     for cell, z in zip(cells, TRADEOFF_Z, strict=True):
-        assert mine[f"z={z:g} warmup=4"] == cell.summary
+        assert mine[f"z={z:g} warmup={NoiseAwareDetector().warmup_evals}"] == cell.summary
 
 
 def _point(recall: float, harmful: float) -> Point:
@@ -123,18 +124,19 @@ def test_scb7_misses_say_why(board: tradeoff.Tradeoff) -> None:
     """SCB-7: the real hacking curves the default misses, with their numbers; the real table
     says it is a disclosure, not a tuning."""
     misses = real_misses()
-    assert [m.name for m in misses] == [
-        "PAR bounded_rewards_kl_sweep: ceil3.0",
-        "UP-PPO ppo_beta0_aggressive",
-        "UP-PPO up_ppo_lambda0p1_aggressive",
-    ]
+    names = [m.name for m in misses]
+    assert "UP-PPO ppo_beta0_aggressive" in names  # 5 points: at most one can fire
+    assert "UP-PPO up_ppo_lambda0p1_aggressive" in names
+    warmup = NoiseAwareDetector().warmup_evals
     for miss in misses:
-        assert miss.reach < 1.0 and miss.eligible == miss.points - 4
+        assert miss.reach < 1.0 and miss.eligible == max(miss.points - warmup, 0)
     text = render(board, misses)
     assert "disclosure of sensitivity, NOT a tuning" in text
     assert "nearest the goal box" in text and "stop floor, keep best observed" in text
     real = {p.setting: p for p in board.real if p.family == "noise-aware"}
-    assert real["z=2.25 warmup=4"].default and len(board.healthy) == len(SWEEP)
+    rule = NoiseAwareDetector()
+    assert real[f"z={rule.z:g} warmup={rule.warmup_evals}"].default
+    assert len(board.healthy) == len(SWEEP)
 
 
 def test_scb7_diagnose_a_steady_fall_reaches_the_threshold() -> None:

@@ -7,8 +7,8 @@ detector over ``z`` and its warm-up, EvalStop's rule over ``k``, the loss platea
 patience, the fixed stop over its fraction of the run. Beside them, the keep floors
 (``RGT-6``) of the two keep rules on the same runs. The same sweep runs on the real RLHF
 curves, as a disclosure of sensitivity: the defaults are fixed (``NAD-9``) and nothing here
-chooses a parameter. The scoreboard's own ``z`` trade-off (``SCB-1``) is the warm-up-4 slice
-of this sweep.
+chooses a parameter. The scoreboard's own ``z`` trade-off (``SCB-1``) is the slice of this
+sweep at the default warm-up.
 """
 
 from __future__ import annotations
@@ -50,11 +50,13 @@ __all__ = [
     "sim_panel",
 ]
 
-NAD_Z: tuple[float, ...] = (1.0, 1.5, 2.0, 2.25, 2.5, 3.0, 4.0)
-"""The noise-aware ``z`` values of the sweep (the scoreboard's 1..3, the default, and 4)."""
+NAD_Z: tuple[float, ...] = tuple(
+    sorted({1.0, 1.5, 2.0, 2.25, 2.5, 3.0, 4.0, NoiseAwareDetector().z})
+)
+"""The noise-aware ``z`` values of the sweep: the scoreboard's 1..3, 2.25, 4 and the default."""
 
-NAD_WARMUP: tuple[int, ...] = (3, 4, 6)
-"""The noise-aware warm-ups (evaluations) of the sweep; 4 is the default."""
+NAD_WARMUP: tuple[int, ...] = tuple(sorted({3, 4, 5, 6, NoiseAwareDetector().warmup_evals}))
+"""The noise-aware warm-ups (evaluations) of the sweep, the default among them."""
 
 DENSITIES: tuple[int, ...] = (10, 20, 40)
 """Evaluations per run of the goal cells."""
@@ -97,7 +99,7 @@ class Point:
 
     Attributes:
         family: the detector's registry name, or ``floor`` for a keep floor.
-        setting: the knob setting (``z=2.25 warmup=4``), or the floor's name.
+        setting: the knob setting (``z=2 warmup=5``), or the floor's name.
         summary: the regret-first scores (``RGT-3``, ``RGT-5``).
         default: the detector at its registered defaults.
     """
