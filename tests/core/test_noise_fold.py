@@ -11,7 +11,7 @@ from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import observe, start_watch
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.noise_fold import NoiseFold
+from evalstop.core.noise_fold import NoiseFold, noise_folder
 
 DETECTORS = st.builds(
     NoiseAwareDetector,
@@ -52,11 +52,11 @@ def test_nad11_fold_in_place_equals_observe(
     """NAD-11: after every report the in-place fold's watch equals observe's (every field,
     bit for bit), whatever the parameters, and it says whether the score was finite."""
     watch = start_watch(detector)
-    fold = NoiseFold(watch)
+    state, fold = NoiseFold(watch), noise_folder(detector)
     for index, (step, score) in enumerate(stream, start=1):
         watch = observe(detector, watch, view(index, step, score))
-        assert fold.fold(detector, step, score) == math.isfinite(score)
-        assert repr(fold.watch) == repr(watch)
+        assert fold(state, step, score) == math.isfinite(score)
+        assert repr(state.watch) == repr(watch)
 
 
 @given(detector=DETECTORS, stream=reports(), cut=st.integers(0, 60))
@@ -67,8 +67,8 @@ def test_nad11_fold_resumes_from_any_watch(
     watch = start_watch(detector)
     for index, (step, score) in enumerate(stream[:cut], start=1):
         watch = observe(detector, watch, view(index, step, score))
-    fold = NoiseFold(watch)
+    state, fold = NoiseFold(watch), noise_folder(detector)
     for index, (step, score) in enumerate(stream[cut:], start=cut + 1):
         watch = observe(detector, watch, view(index, step, score))
-        fold.fold(detector, step, score)
-    assert repr(fold.watch) == repr(watch)
+        fold(state, step, score)
+    assert repr(state.watch) == repr(watch)
