@@ -71,6 +71,15 @@ class NoiseFold:
         self.best_score = watch.best_score
         self.fired_step = watch.fired_step
 
+    def fold(self, rule: NoiseAwareDetector, step: int, value: float) -> bool:
+        """Fold one report in place with ``noise_folder(rule)`` (spec ``NAD-11``); True when
+        ``value`` is finite. The folder of the last rule is kept, so a loop over one rule
+        builds it once."""
+        last = _LAST[0]
+        if last[0] is not rule:
+            last = _LAST[0] = (rule, noise_folder(rule))
+        return last[1](self, step, value)
+
     @property
     def watch(self) -> Watch[NoiseState]:
         """The job's watch, built from the record."""
@@ -161,3 +170,8 @@ def _first(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:
 
 _expm1 = math.expm1
 _sqrt = math.sqrt
+_LAST: list[tuple[NoiseAwareDetector, Callable[[NoiseFold, int, float], bool]]] = [
+    (NoiseAwareDetector(), noise_folder(NoiseAwareDetector()))
+]
+"""The last rule :meth:`NoiseFold.fold` folded with and its folder (one tuple, replaced
+whole, so that a reader never pairs one rule with another's folder)."""
