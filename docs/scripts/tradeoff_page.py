@@ -303,9 +303,9 @@ def render_page(board: Tradeoff, misses: Sequence[Miss], gains: Sequence[float])
         "stop), *drop / sigma* the fall from the peak to the last point in the detector's own "
         "noise estimate, *reach* the largest smoothed drop over the firing threshold (1 "
         "fires). A drop of a few sigma from the peak to the last point does not fire by "
-        "itself: the rule compares the smoothed level (memory 0.3 of the steps so far) with "
-        "its peak, and widens the threshold while the noise estimate rests on few second "
-        "differences; a 5-point curve has at most one point where a fire is a stop.\n",
+        f"itself: the rule compares the smoothed level (memory {rule.memory:g} of the steps "
+        "so far) with its peak, and widens the threshold while the noise estimate rests on "
+        "few second differences; a 5-point curve has at most one point where a fire is a stop.\n",
         *_real_section(board, misses),
         "",
         _USER.format(keep_gap=_keep_gap(board)),

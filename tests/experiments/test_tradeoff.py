@@ -143,7 +143,7 @@ def test_scb7_diagnose_a_steady_fall_reaches_the_threshold() -> None:
     """SCB-7: a curve the detector stops reaches its threshold (reach >= 1)."""
     steps = list(range(10, 130, 10))
     values = [0.1, 0.3, 0.5, 0.6, 0.62, 0.61, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0]
-    miss = diagnose("fall", steps, values, NoiseAwareDetector())
+    miss = diagnose("fall", steps, values, NoiseAwareDetector(z=2.25, warmup_evals=4))
     assert miss.points == 12 and miss.eligible == 8 and miss.reach >= 1.0
     assert miss.drop > miss.gain > 0
 
