@@ -1,4 +1,5 @@
-"""The noise-aware detector against a line-by-line transcription of its spec (NAD-1 to NAD-4).
+"""The noise-aware detector against a line-by-line transcription of its spec (NAD-1 to NAD-4,
+and the kept checkpoint of NAD-10).
 
 The reference below is written from spec/detectors.md, not from the module; every state number
 and the fire decision must agree after every report, for random knobs and report sequences
@@ -24,7 +25,7 @@ SIGMA_FACTOR = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
 
 @attrs.define
 class Reference:
-    """NAD-1, NAD-2, NAD-3, NAD-4: the numbers the spec names, after each valid report."""
+    """NAD-1, NAD-2, NAD-3, NAD-4, NAD-10: the numbers the spec names, after each valid report."""
 
     detector: NoiseAwareDetector
     scores: list[float] = attrs.field(factory=list)
@@ -34,12 +35,15 @@ class Reference:
     peak: float = 0.0
     w_peak: float = 1.0
     second_differences: list[float] = attrs.field(factory=list)
+    track: float = 0.0  # NAD-10: the keep rule's level (relative to the first score)
+    kept_level: float = 0.0
+    kept: tuple[int, float] = (0, 0.0)  # (step, score) of the kept checkpoint
 
     def report(self, step: int, score: float) -> bool:
         """Fold one valid report; whether the detector fires after it."""
         d = self.detector
         if not self.scores:
-            self.scores, self.step = [score], step
+            self.scores, self.step, self.kept = [score], step, (step, score)
             if d.baseline is not None and d.baseline > score:
                 self.peak, self.w_peak = d.baseline - score, 0.0
             return False
@@ -47,6 +51,10 @@ class Reference:
         alpha = 1.0 - math.exp(-(step - self.step) / (d.memory * max(step, 1)))
         self.level += alpha * (value - self.level)
         self.w = (1.0 - alpha) ** 2 * self.w + alpha**2
+        keep_alpha = 1.0 - math.exp(-(step - self.step) / (d.keep_memory * max(step, 1)))
+        self.track += keep_alpha * (value - self.track)
+        if self.track > self.kept_level:
+            self.kept_level, self.kept = self.track, (step, score)
         self.scores.append(score)
         self.step = step
         if len(self.scores) >= 3:
@@ -105,6 +113,11 @@ def check_against_reference(
         assert detector.threshold(state) == pytest.approx(
             reference.threshold(), rel=1e-9, abs=1e-12
         )
+        assert state.track == pytest.approx(reference.track, rel=1e-9, abs=1e-12)
+        assert state.kept_level == pytest.approx(reference.kept_level, rel=1e-9, abs=1e-12)
+        assert (state.kept_step, state.kept_score) == reference.kept
+        expected_kept = reference.kept if detector.keep == "level" else None
+        assert detector.kept(state) == expected_kept
 
 
 dyadic = st.integers(min_value=-64, max_value=64).map(lambda n: n / 8)
@@ -126,6 +139,8 @@ def detectors_and_reports(
         warmup_steps=draw(st.sampled_from([0, *steps])),
         min_delta=draw(st.sampled_from([0.0, 0.25])),
         baseline=None if baseline is None else scores[0] + baseline,
+        keep=draw(st.sampled_from(["level", "best"])),
+        keep_memory=draw(st.sampled_from([0.01, 0.05, 0.5])),
     )
     return detector, list(zip(steps, scores, strict=True))
 
@@ -134,8 +149,8 @@ def detectors_and_reports(
 def test_nad1_nad2_nad3_nad4_state_and_decision_follow_the_spec(
     case: tuple[NoiseAwareDetector, list[tuple[int, float]]],
 ) -> None:
-    """NAD-1, NAD-2, NAD-3, NAD-4: noise, level, weights, peak, threshold and the decision
-    equal the spec's formulas after every report."""
+    """NAD-1, NAD-2, NAD-3, NAD-4, NAD-10: noise, level, weights, peak, threshold, the
+    decision and the kept checkpoint equal the spec's formulas after every report."""
     detector, reports = case
     check_against_reference(detector, reports)
 

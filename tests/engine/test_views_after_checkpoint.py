@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
 
 from builders import Recorder, make_job, records_of
 from evalstop.core.boundary import EventKind, JobView
+from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.engine import Simulator
 from evalstop.engine.fast import FastSimulator
@@ -80,3 +82,30 @@ def test_bnd1_eng15_view_after_each_checkpoint_carries_its_report(
     ]
     assert same(tuple(r.score for r in checkpoints), SCORES)
     assert all(r.gpus == 1 and r.job_id == 1 for r in checkpoints)
+
+
+@pytest.mark.parametrize("engine", [Simulator, FastSimulator], ids=["pure", "fast"])
+def test_bnd1_a_view_carries_the_spec_of_its_job(
+    engine: type[Simulator] | type[FastSimulator],
+) -> None:
+    """BND-1: every view a policy sees of a job carries that job's spec as submitted: its
+    name and tenant as well as its kind, GPUs, submit time, estimate and eval interval."""
+    job = make_job(7, submit=3, gpus=2, estimate=55, steps_per_eval=20)
+    spec = attrs.evolve(job.spec, tenant="team-b", name="cifar10-7")
+    recorder = Recorder(make_policy("fifo"))
+    sim = engine(recorder, 2, preemption_overhead=0)
+    sim.submit(Job(spec, job.truth, job.observations))
+    sim.run()
+    views = [view for cluster in recorder.views for view in cluster.queued + cluster.running]
+    assert views
+    for view in views:
+        assert (
+            view.job_id,
+            view.kind,
+            view.gpus,
+            view.submit_time,
+            view.estimated_duration,
+            view.eval_interval,
+            view.tenant,
+            view.name,
+        ) == (7, spec.kind, 2, 3, 55, 20, "team-b", "cifar10-7")

@@ -229,7 +229,8 @@ def _index_of_step(job: Job, step: int) -> int:
 def job_run_score(job: Job, stop: int | None, kept: int | None) -> RunScore:
     """The regret-first score of ``job`` stopped at checkpoint ``stop`` keeping ``kept``.
 
-    Quality is the hidden noise-free quality; compute is GPU-seconds (spec ``RGT-4``).
+    Quality is the hidden noise-free quality, a rate (full scale 1: ``gain`` and ``lost`` are
+    in its units, ``RGT-5``); compute is GPU-seconds (spec ``RGT-4``).
     """
     quality = job.truth.quality
     peak = job.truth.peak_index
@@ -249,6 +250,8 @@ def job_run_score(job: Job, stop: int | None, kept: int | None) -> RunScore:
         post_peak=post_peak,
         saved=saved,
         delay=None if stop is None else stop - peak,
+        gain=best - first,
+        lost=max(best - kept_value, 0.0),
     )
 
 
