@@ -175,6 +175,7 @@ MUTATION_MODULES = [
     "src/evalstop/engine/queue.py",
     "src/evalstop/engine/fast.py",
     "src/evalstop/engine/record.py",
+    "src/evalstop/engine/builtin_fast.py",
     "src/evalstop/live/monitor.py",
     "src/evalstop/live/codec.py",
     "src/evalstop/live/records.py",

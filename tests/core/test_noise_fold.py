@@ -11,7 +11,7 @@ from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import observe, start_watch
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.noise_fold import NoiseFold
+from evalstop.core.noise_fold import NoiseFold, noise_folder
 
 DETECTORS = st.builds(
     NoiseAwareDetector,
@@ -50,13 +50,15 @@ def test_nad11_fold_in_place_equals_observe(
     detector: NoiseAwareDetector, stream: list[tuple[int, float]]
 ) -> None:
     """NAD-11: after every report the in-place fold's watch equals observe's (every field,
-    bit for bit), whatever the parameters, and it says whether the score was finite."""
+    bit for bit), whatever the parameters, and it says whether the score was finite; the
+    same through the folder and through ``NoiseFold.fold``."""
     watch = start_watch(detector)
-    fold = NoiseFold(watch)
+    state, fold, method = NoiseFold(watch), noise_folder(detector), NoiseFold(watch)
     for index, (step, score) in enumerate(stream, start=1):
         watch = observe(detector, watch, view(index, step, score))
-        assert fold.fold(detector, step, score) == math.isfinite(score)
-        assert repr(fold.watch) == repr(watch)
+        assert fold(state, step, score) == math.isfinite(score)
+        assert method.fold(detector, step, score) == math.isfinite(score)
+        assert repr(state.watch) == repr(watch) == repr(method.watch)
 
 
 @given(detector=DETECTORS, stream=reports(), cut=st.integers(0, 60))
@@ -67,8 +69,23 @@ def test_nad11_fold_resumes_from_any_watch(
     watch = start_watch(detector)
     for index, (step, score) in enumerate(stream[:cut], start=1):
         watch = observe(detector, watch, view(index, step, score))
-    fold = NoiseFold(watch)
+    state, fold = NoiseFold(watch), noise_folder(detector)
     for index, (step, score) in enumerate(stream[cut:], start=cut + 1):
         watch = observe(detector, watch, view(index, step, score))
-        fold.fold(detector, step, score)
-    assert repr(fold.watch) == repr(watch)
+        fold(state, step, score)
+    assert repr(state.watch) == repr(watch)
+
+
+@given(detectors=st.tuples(DETECTORS, DETECTORS), stream=reports())
+def test_nad11_fold_method_with_two_rules_interleaved(
+    detectors: tuple[NoiseAwareDetector, NoiseAwareDetector], stream: list[tuple[int, float]]
+) -> None:
+    """NAD-11: ``NoiseFold.fold`` keeps the last rule's folder; two rules folded in turn
+    each still equal observe."""
+    watches = [start_watch(detector) for detector in detectors]
+    folds = [NoiseFold(watch) for watch in watches]
+    for index, (step, score) in enumerate(stream, start=1):
+        for i, detector in enumerate(detectors):
+            watches[i] = observe(detector, watches[i], view(index, step, score))
+            folds[i].fold(detector, step, score)
+    assert [repr(fold.watch) for fold in folds] == [repr(watch) for watch in watches]

@@ -24,7 +24,7 @@ from evalstop.core.detectors import (
 )
 from evalstop.core.model import Job, JobId, JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.noise_fold import NoiseFold
+from evalstop.core.noise_fold import NoiseFold, noise_folder
 from evalstop.core.regret import (
     HARMFUL_REGRET,
     RegretSummary,
@@ -208,11 +208,11 @@ def _fold_fast(
                 fired, best = index, watch.best_step
                 break
     else:
-        fold = NoiseFold(start_watch(detector))
+        state, fold = NoiseFold(start_watch(detector)), noise_folder(detector)
         for index, obs in enumerate(job.observations):
-            fold.fold(detector, obs.step, obs.eval_score)
-            if fold.fired_step is not None:
-                fired, best = index, fold.best_step
+            fold(state, obs.step, obs.eval_score)
+            if state.fired_step is not None:
+                fired, best = index, state.best_step
                 break
     if fired is None or fired == last:
         return None, last
