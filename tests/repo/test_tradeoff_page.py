@@ -18,8 +18,8 @@ def test_scb8_committed_report_and_page_are_current(tmp_path: Path) -> None:
     out, page = tmp_path / "t.out", tmp_path / "t.md"
     args = ["--out", str(out), "--png", str(tmp_path / "t.png"), "--page", str(page)]
     assert main(args) == 0
+    hint = "stale: run `python docs/scripts/tradeoff_noise_aware.py` and commit its outputs"
     committed = ROOT / "docs" / "scripts" / "tradeoff_noise_aware.out"
-    assert out.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
-    assert page.read_text(encoding="utf-8") == (ROOT / "docs" / "tradeoffs.md").read_text(
-        encoding="utf-8"
-    )
+    assert out.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), hint
+    page_now = (ROOT / "docs" / "tradeoffs.md").read_text(encoding="utf-8")
+    assert page.read_text(encoding="utf-8") == page_now, hint
