@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 import pytest
@@ -87,12 +88,13 @@ def test_nad4_baseline_stops_a_run_that_stays_far_below_it() -> None:
     assert run(NoiseAwareDetector(baseline=1.0, warmup_evals=4), flat)[1] == 40
 
 
-def test_nad4_a_five_checkpoint_collapse_can_be_stopped_before_its_end() -> None:
-    """NAD-4, NAD-9: with the default warm-up (4) a steady fall on a 5-point curve fires at its
-    4th checkpoint, a stop before the run's end; the old warm-up of 5 could not."""
+def test_nad4_the_warmup_decides_when_a_five_checkpoint_collapse_can_stop() -> None:
+    """NAD-4, NAD-9: a steady fall on a 5-point curve fires at its 4th checkpoint with
+    ``warmup_evals=4``, a stop before the run's end; the default warm-up (5) fires at its
+    last checkpoint at the earliest."""
     short = [1.0, 1.02, 0.6, 0.2, -0.2]
-    assert run(NoiseAwareDetector(), short)[1] == 40
-    assert run(NoiseAwareDetector(warmup_evals=5), short)[1] == 50
+    assert run(NoiseAwareDetector(warmup_evals=4), short)[1] == 40
+    assert run(NoiseAwareDetector(), short)[1] == 50
 
 
 scores_strategy = st.lists(
@@ -162,19 +164,29 @@ def test_nad8_bad_parameters_are_value_errors(kwargs: dict[str, float]) -> None:
 
 def test_nad8_name_shows_non_default_knobs() -> None:
     """NAD-8: parameters are validated and non-default knobs show in the name."""
-    assert NoiseAwareDetector().name == "noise-aware(z=2.25,memory=0.3,warmup=4)"
+    assert NoiseAwareDetector().name == "noise-aware(z=2,memory=0.3,warmup=5)"
     assert NoiseAwareDetector(min_delta=0.5, baseline=1.0).name == (
-        "noise-aware(z=2.25,memory=0.3,warmup=4,min_delta=0.5,baseline=1)"
+        "noise-aware(z=2,memory=0.3,warmup=5,min_delta=0.5,baseline=1)"
     )
     assert NoiseAwareDetector(keep_memory=0.1).name.endswith(",keep=level(0.1))")
     assert NoiseAwareDetector(keep="best").name.endswith(",keep=best)")
 
 
 def test_nad9_defaults_are_the_committed_simulator_choice() -> None:
-    """NAD-9: the defaults are the committed simulator choice."""
+    """NAD-9: the defaults are the choice printed in docs/scripts/tune_noise_aware.out."""
     detector = NoiseAwareDetector()
-    assert (detector.z, detector.memory, detector.warmup_evals) == (2.25, 0.3, 4)
+    assert (detector.z, detector.memory, detector.warmup_evals) == (2.0, 0.3, 5)
     assert (detector.keep, detector.keep_memory) == ("level", 0.05)
+    out = Path(__file__).resolve().parents[2] / "docs" / "scripts" / "tune_noise_aware.out"
+    chosen = [line for line in out.read_text(encoding="utf-8").splitlines() if "chosen:" in line]
+    assert chosen
+    assert all(
+        line.split("chosen: ")[1].startswith(
+            f"z={detector.z:g} memory={detector.memory:g} warmup={detector.warmup_evals} "
+            f"keep=level({detector.keep_memory:g})"
+        )
+        for line in chosen
+    )
 
 
 def test_nad5_monitor_state_round_trips_through_json() -> None:
