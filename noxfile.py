@@ -231,7 +231,8 @@ def mutants(session: nox.Session) -> None:
         [
             "[mutmut]",
             listing("source_paths", modules),
-            listing("also_copy", ["src/evalstop", "tests"]),
+            # docs/scripts: NAD-9's test reads the committed tuning output there.
+            listing("also_copy", ["src/evalstop", "tests", "docs/scripts"]),
             listing("pytest_add_cli_args", pytest_args),
             listing("pytest_add_cli_args_test_selection", MUTATION_TESTS),
             # mutmut 3.8 stops a mutant after (its tests' clean time + constant) x multiplier
