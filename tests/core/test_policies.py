@@ -360,6 +360,16 @@ def test_pol4_by_hand() -> None:
     assert las(without_one).start == (3,)
 
 
+def test_pol4_loss_aware_drop_over_a_first_loss_of_zero_is_not_scaled() -> None:
+    """POL-4: the recent loss drop is divided by |first loss|, but by 1 when that is 0: a
+    job whose loss went 0 -> 0.5 -> 0 dropped 0.5, more than one that dropped 0.3 of 1."""
+    zero = job_view(1, first_loss=0.0, previous_loss=0.5, last_loss=0.0)
+    one = job_view(2, first_loss=-1.0, previous_loss=-0.5, last_loss=-0.8)
+    assert zero.recent_loss_drop() == 0.5
+    assert one.recent_loss_drop() == pytest.approx(0.3)
+    assert loss_aware(cluster_view(total=1, queued=[one, zero], time=NOW)).start == (1,)
+
+
 def test_pol4_ties_by_submit_time_then_id() -> None:
     """POL-4: equal keys fall back to submit time, then job id."""
     jobs = [job_view(5, submit=1), job_view(3, submit=1), job_view(4, submit=0)]
