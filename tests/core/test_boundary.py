@@ -17,11 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalstop
-from builders import Recorder, job_view, make_job, simulate, with_hidden_truth
+from builders import Recorder, cluster_view, job_view, make_job, simulate, with_hidden_truth
 from evalstop.core.boundary import (
     OBSERVABLE_SPEC_FIELDS,
     CheckpointView,
     ClusterView,
+    EventKind,
     JobView,
     Verdict,
     make_job_view,
@@ -438,3 +439,27 @@ def test_bnd1_estimates_derive_from_the_estimate_and_the_service_only() -> None:
     assert overrun.estimated_remaining(30) == 0
     assert overrun.estimated_progress(30) == 1.0
     assert (overrun.estimated_remaining(5), overrun.estimated_progress(5)) == (5, 0.9)
+
+
+def test_evs5_eng13_without_running_drops_the_stopped_jobs_everywhere() -> None:
+    """EVS-5, ENG-13: the view a base policy gets without the stopped jobs frees their GPUs,
+    keeps the cause and the changed views of the jobs still there, and an unknown changed set
+    (None) stays unknown; dropping nothing is the same view."""
+    one, two, three = (job_view(i, running_since=0) for i in (1, 2, 3))
+    view = attrs.evolve(
+        cluster_view(total=4, running=[one, two, three], queued=[job_view(4)]),
+        cause=EventKind.CHECKPOINT,
+        changed=(two, one),
+    )
+    without = view.without_running([1, 9])
+    assert without == ClusterView(
+        time=view.time,
+        total_gpus=4,
+        free_gpus=2,
+        queued=view.queued,
+        running=(two, three),
+        cause=EventKind.CHECKPOINT,
+        changed=(two,),
+    )
+    assert attrs.evolve(view, changed=None).without_running([1]).changed is None
+    assert view.without_running([]) is view

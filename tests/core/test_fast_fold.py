@@ -8,7 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import DeclineDetector, observe, observe_decline, start_watch
+from evalstop.core.detectors import (
+    DeclineDetector,
+    DeclineState,
+    Watch,
+    observe,
+    observe_decline,
+    start_watch,
+)
 from evalstop.core.model import JobKind
 
 SCORES = st.one_of(
@@ -37,3 +44,26 @@ def test_det10_fast_fold_equals_observe(
         slow = observe(detector, slow, view)
         fast = observe_decline(detector, fast, step, score)
         assert repr(fast) == repr(slow)  # repr: a NaN best score equals itself
+
+
+@given(
+    k=st.integers(1, 4),
+    declines=st.integers(0, 5),
+    previous=st.sampled_from([None, 0.5]),
+    fired=st.sampled_from([None, 20]),
+    score=st.sampled_from([math.nan, math.inf, 0.25, 0.75]),
+)
+def test_det10_fast_fold_equals_observe_from_any_watch(
+    k: int, declines: int, previous: float | None, fired: int | None, score: float
+) -> None:
+    """DET-10: the equality holds from any watch, not only those a fold reaches: one with at
+    least k declines that has not fired (a saved state, or one folded by a laxer rule) fires
+    at the next report, a NaN one too, and keeps its rule, evals and best checkpoint."""
+    detector = DeclineDetector(k)
+    watch = Watch(DeclineState(declines, previous), 3, 10, 0.9, fired)
+    view = CheckpointView(7, JobKind.RLHF, 4, 40, 30, score, 1.0, None, 0.5)
+    fast = observe_decline(detector, watch, 40, score)
+    assert repr(fast) == repr(observe(detector, watch, view))
+    if not math.isfinite(score):
+        late = fired is None and declines >= k
+        assert fast == Watch(watch.rule, 3, 10, 0.9, 40 if late else fired)

@@ -62,6 +62,11 @@ BAD_FIELDS: list[tuple[Callable[..., object], str, object]] = [
     (truth, "peak_fraction", math.nan),
     (truth, "peak_fraction", math.inf),
     (observation, "step", -1),
+    (spec, "tenant", ""),
+    (spec, "tenant", "  "),
+    (spec, "tenant", 5),
+    (spec, "name", ""),
+    (spec, "name", b"cifar"),
 ]
 
 

@@ -11,23 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.boundary import CheckpointView
-from evalstop.core.model import JobKind
+from builders import checkpoint_view
 from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
-
-
-def view(step: int, score: float) -> CheckpointView:
-    return CheckpointView(
-        job_id=1,
-        kind=JobKind.RLHF,
-        index=1,
-        step=step,
-        time=step,
-        eval_score=score,
-        loss=1.0,
-        proxy_reward=None,
-        estimated_progress=0.0,
-    )
 
 
 def run(
@@ -37,7 +22,7 @@ def run(
     steps = [10 * (i + 1) for i in range(len(scores))] if steps is None else steps
     state, fired = detector.initial(), None
     for step, score in zip(steps, scores, strict=True):
-        state = detector.update(state, view(step, score))
+        state = detector.update(state, checkpoint_view(step, score))
         if fired is None and detector.fired(state):
             fired = step
     return state, fired
@@ -60,8 +45,8 @@ def test_nad1_noise_is_the_scaled_mean_absolute_second_difference() -> None:
 def test_nad2_level_memory_is_a_fraction_of_elapsed_steps() -> None:
     """NAD-2: the level's memory is a fraction of the elapsed steps."""
     detector = NoiseAwareDetector(memory=0.5)
-    first = detector.update(detector.initial(), view(10, 0.0))
-    second = detector.update(first, view(20, 1.0))
+    first = detector.update(detector.initial(), checkpoint_view(10, 0.0))
+    second = detector.update(first, checkpoint_view(20, 1.0))
     alpha = 1.0 - math.exp(-10 / (0.5 * 20))
     assert second.level == pytest.approx(alpha)
     assert second.weight == pytest.approx((1 - alpha) ** 2 + alpha**2)
@@ -71,9 +56,9 @@ def test_nad3_peak_tracks_the_highest_level_and_baseline_seeds_it() -> None:
     """NAD-3: the peak is the highest level; a baseline seeds it."""
     state, _ = run(NoiseAwareDetector(), [0.0, 1.0, 2.0, 1.0])
     assert state.peak > state.level
-    seeded = NoiseAwareDetector(baseline=5.0).update(NoiseState(), view(10, 1.0))
+    seeded = NoiseAwareDetector(baseline=5.0).update(NoiseState(), checkpoint_view(10, 1.0))
     assert (seeded.peak, seeded.peak_weight) == (4.0, 0.0)
-    below = NoiseAwareDetector(baseline=0.0).update(NoiseState(), view(10, 1.0))
+    below = NoiseAwareDetector(baseline=0.0).update(NoiseState(), checkpoint_view(10, 1.0))
     assert (below.peak, below.peak_weight) == (0.0, 1.0)
 
 
@@ -246,7 +231,7 @@ def test_nad10_level_keep_ignores_a_lucky_spike_the_argmax_keeps() -> None:
         detector = NoiseAwareDetector(keep=keep, keep_memory=0.2)
         watch = start_watch(detector)
         for step, score in zip(steps, scores, strict=True):
-            watch = observe(detector, watch, view(step, score))
+            watch = observe(detector, watch, checkpoint_view(step, score))
         kept_by[keep] = (watch.best_step, watch.best_score)
     assert kept_by["best"] == (1030, 2.0)
     assert kept_by["level"] == (1090, 1.2)
@@ -264,7 +249,7 @@ def test_nad10_kept_step_is_the_smoothed_levels_first_argmax(
     detector = NoiseAwareDetector(keep="level", keep_memory=memory)
     watch = start_watch(detector)
     for step, score in zip(steps, scores, strict=True):
-        watch = observe(detector, watch, view(step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score))
         assert watch.best_step is not None
     expected = _track_argmax(scores, steps, memory)
     assert watch.best_step == expected

@@ -1,4 +1,5 @@
-"""The noise-aware detector against a line-by-line transcription of its spec (NAD-1 to NAD-4).
+"""The noise-aware detector against a line-by-line transcription of its spec (NAD-1 to NAD-4,
+and the kept checkpoint of NAD-10).
 
 The reference below is written from spec/detectors.md, not from the module; every state number
 and the fire decision must agree after every report, for random knobs and report sequences
@@ -15,8 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.boundary import CheckpointView
-from evalstop.core.model import JobKind
+from builders import checkpoint_view
 from evalstop.core.noise_aware import NoiseAwareDetector
 
 SIGMA_FACTOR = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
@@ -24,7 +24,7 @@ SIGMA_FACTOR = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
 
 @attrs.define
 class Reference:
-    """NAD-1, NAD-2, NAD-3, NAD-4: the numbers the spec names, after each valid report."""
+    """NAD-1, NAD-2, NAD-3, NAD-4, NAD-10: the numbers the spec names, after each valid report."""
 
     detector: NoiseAwareDetector
     scores: list[float] = attrs.field(factory=list)
@@ -34,12 +34,15 @@ class Reference:
     peak: float = 0.0
     w_peak: float = 1.0
     second_differences: list[float] = attrs.field(factory=list)
+    track: float = 0.0  # NAD-10: the keep rule's level (relative to the first score)
+    kept_level: float = 0.0
+    kept: tuple[int, float] = (0, 0.0)  # (step, score) of the kept checkpoint
 
     def report(self, step: int, score: float) -> bool:
         """Fold one valid report; whether the detector fires after it."""
         d = self.detector
         if not self.scores:
-            self.scores, self.step = [score], step
+            self.scores, self.step, self.kept = [score], step, (step, score)
             if d.baseline is not None and d.baseline > score:
                 self.peak, self.w_peak = d.baseline - score, 0.0
             return False
@@ -47,6 +50,10 @@ class Reference:
         alpha = 1.0 - math.exp(-(step - self.step) / (d.memory * max(step, 1)))
         self.level += alpha * (value - self.level)
         self.w = (1.0 - alpha) ** 2 * self.w + alpha**2
+        keep_alpha = 1.0 - math.exp(-(step - self.step) / (d.keep_memory * max(step, 1)))
+        self.track += keep_alpha * (value - self.track)
+        if self.track > self.kept_level:
+            self.kept_level, self.kept = self.track, (step, score)
         self.scores.append(score)
         self.step = step
         if len(self.scores) >= 3:
@@ -71,20 +78,6 @@ class Reference:
         return max(widened * sigma * math.sqrt(self.w_peak + self.w), self.detector.min_delta)
 
 
-def view(step: int, score: float) -> CheckpointView:
-    return CheckpointView(
-        job_id=1,
-        kind=JobKind.RLHF,
-        index=1,
-        step=step,
-        time=step,
-        eval_score=score,
-        loss=1.0,
-        proxy_reward=None,
-        estimated_progress=0.0,
-    )
-
-
 def check_against_reference(
     detector: NoiseAwareDetector, reports: Sequence[tuple[int, float]]
 ) -> None:
@@ -93,7 +86,7 @@ def check_against_reference(
     state = detector.initial()
     for step, score in reports:
         expected = reference.report(step, score)
-        state = detector.update(state, view(step, score))
+        state = detector.update(state, checkpoint_view(step, score))
         assert detector.fired(state) is expected
         assert state.evals == len(reference.scores)
         assert state.step == step
@@ -105,6 +98,11 @@ def check_against_reference(
         assert detector.threshold(state) == pytest.approx(
             reference.threshold(), rel=1e-9, abs=1e-12
         )
+        assert state.track == pytest.approx(reference.track, rel=1e-9, abs=1e-12)
+        assert state.kept_level == pytest.approx(reference.kept_level, rel=1e-9, abs=1e-12)
+        assert (state.kept_step, state.kept_score) == reference.kept
+        expected_kept = reference.kept if detector.keep == "level" else None
+        assert detector.kept(state) == expected_kept
 
 
 dyadic = st.integers(min_value=-64, max_value=64).map(lambda n: n / 8)
@@ -126,6 +124,8 @@ def detectors_and_reports(
         warmup_steps=draw(st.sampled_from([0, *steps])),
         min_delta=draw(st.sampled_from([0.0, 0.25])),
         baseline=None if baseline is None else scores[0] + baseline,
+        keep=draw(st.sampled_from(["level", "best"])),
+        keep_memory=draw(st.sampled_from([0.01, 0.05, 0.5])),
     )
     return detector, list(zip(steps, scores, strict=True))
 
@@ -134,8 +134,8 @@ def detectors_and_reports(
 def test_nad1_nad2_nad3_nad4_state_and_decision_follow_the_spec(
     case: tuple[NoiseAwareDetector, list[tuple[int, float]]],
 ) -> None:
-    """NAD-1, NAD-2, NAD-3, NAD-4: noise, level, weights, peak, threshold and the decision
-    equal the spec's formulas after every report."""
+    """NAD-1, NAD-2, NAD-3, NAD-4, NAD-10: noise, level, weights, peak, threshold, the
+    decision and the kept checkpoint equal the spec's formulas after every report."""
     detector, reports = case
     check_against_reference(detector, reports)
 
@@ -147,7 +147,7 @@ def test_nad2_nad3_hand_cases_the_random_ones_may_miss() -> None:
     check_against_reference(detector, [(0, 0.0), (1, 0.0), (1, 1.0), (2, 0.0), (9, 0.0)])
     seeded = NoiseAwareDetector(baseline=0.5, warmup_evals=0)
     check_against_reference(seeded, [(10, 0.5), (20, 0.0), (30, 0.25), (40, -0.5)])
-    assert seeded.update(seeded.initial(), view(10, 0.5)).peak_weight == 1.0
+    assert seeded.update(seeded.initial(), checkpoint_view(10, 0.5)).peak_weight == 1.0
 
 
 def test_nad4_a_drop_equal_to_the_threshold_does_not_fire() -> None:
@@ -158,11 +158,11 @@ def test_nad4_a_drop_equal_to_the_threshold_does_not_fire() -> None:
     check_against_reference(detector, reports)
     state = detector.initial()
     for step, score in reports:
-        state = detector.update(state, view(step, score))
+        state = detector.update(state, checkpoint_view(step, score))
     assert state.peak - state.level == 1.0
     assert detector.threshold(state) == 1.0
     assert not detector.fired(state)
-    deeper = detector.update(state, view(50, 0.0))
+    deeper = detector.update(state, checkpoint_view(50, 0.0))
     assert detector.fired(deeper)
 
 
@@ -174,7 +174,7 @@ def test_nad4_warmup_steps_is_inclusive() -> None:
         detector = NoiseAwareDetector(z=0.5, memory=1e-6, warmup_evals=0, warmup_steps=warmup_steps)
         state = detector.initial()
         for step, score in reports:
-            state = detector.update(state, view(step, score))
+            state = detector.update(state, checkpoint_view(step, score))
             if detector.fired(state):
                 fired_at.append((warmup_steps, step))
                 break
@@ -204,7 +204,7 @@ def test_nad8_every_validator_names_the_parameter(name: str, value: float) -> No
 def test_nad5_first_state_is_numbers_only() -> None:
     """NAD-5: after the first report every field is a plain number or bool (none is None)."""
     detector = NoiseAwareDetector()
-    state = detector.update(detector.initial(), view(10, 0.25))
+    state = detector.update(detector.initial(), checkpoint_view(10, 0.25))
     values = attrs.astuple(state)
     assert all(isinstance(value, bool | int | float) for value in values)
     assert state.alarm is False

@@ -402,3 +402,14 @@ def test_pol5_unknown_name_raises_key_error_naming_choices() -> None:
     assert "nope" in message
     for name in BASE_POLICIES:
         assert name in message
+
+
+def test_pol4_an_overrun_job_has_zero_remaining_not_one() -> None:
+    """POL-4: a job that has run past its estimate has an estimated remaining time of 0 (the
+    estimate is clamped at zero, not at one second), so srtf-est ranks it before a job with
+    one second left that was submitted earlier."""
+    one_left = job_view(1, submit=0, estimate=11, service=10)
+    overrun = job_view(2, submit=5, estimate=10, service=50)
+    assert one_left.estimated_remaining(NOW) == 1 and overrun.estimated_remaining(NOW) == 0
+    view = cluster_view(total=1, queued=[one_left, overrun], time=NOW)
+    assert srtf_est(view).start == (2,)

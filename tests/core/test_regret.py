@@ -1,4 +1,4 @@
-"""Regret-first scoring: the pure definitions (RGT-1 to RGT-3)."""
+"""Regret-first scoring: the pure definitions (RGT-1 to RGT-3, RGT-5)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalstop.core.regret import (
+    GAIN_FLOOR,
     HARMFUL_REGRET,
     RunScore,
     StopClass,
@@ -74,3 +75,37 @@ def test_rgt3_empty_denominators_are_nan() -> None:
     assert math.isnan(summary.recall) and math.isnan(summary.saved_share)
     assert math.isnan(summary.stop_regret) and math.isnan(summary.delay)
     assert summary.harmful_rate == 0.0
+
+
+def test_rgt5_median_and_gain_floored_mean() -> None:
+    """RGT-5: the median over all runs; the floored mean charges loss / max(gain, 0.02), and a
+    run without gain keeps its RGT-1 value."""
+    runs = [
+        RunScore(False, 0.1, False, gain=0.5, lost=0.05),  # gain above the floor: its regret
+        RunScore(False, 20.0, True, gain=0.001, lost=0.02),  # tiny gain: 0.02 / 0.02 = 1
+        RunScore(False, 0.0, False, gain=0.0, lost=0.0),
+        RunScore(True, 1.0, False, gain=0.0, lost=0.5),  # no gain: 1, not 0.5 / 0.02
+    ]
+    summary = summarize_runs(runs)
+    assert summary.mean_regret == pytest.approx(21.1 / 4)
+    assert summary.median_regret == pytest.approx(0.55)
+    assert summary.floored_regret == pytest.approx((0.1 + 1.0 + 0.0 + 1.0) / 4)
+    assert GAIN_FLOOR == 0.02
+    assert summarize_runs(runs[:3]).median_regret == pytest.approx(0.1)
+
+
+def test_rgt5_unknown_scale_gives_nan() -> None:
+    """RGT-5: without a gain and a loss (no scale) the floored mean is NaN, the median is not."""
+    summary = summarize_runs([RunScore(True, 0.3, False)])
+    assert math.isnan(summary.floored_regret) and summary.median_regret == 0.3
+    assert math.isnan(summarize_runs([]).median_regret)
+    assert math.isnan(RunScore(True, 0.3, False, gain=0.1).floored_regret)
+
+
+@given(st.floats(1e-6, 10.0), st.floats(0.0, 10.0))
+def test_rgt5_the_floor_only_caps_tiny_gains(gain: float, lost: float) -> None:
+    """RGT-5: with a gain the floored regret is lost / max(gain, floor), never above RGT-1's."""
+    regret = regret_fraction(best=gain, first=0.0, kept=gain - lost)
+    run = RunScore(False, regret, False, gain=gain, lost=lost)
+    assert run.floored_regret == pytest.approx(lost / max(gain, GAIN_FLOOR))
+    assert run.floored_regret <= regret * (1 + 1e-9)

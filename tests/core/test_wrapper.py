@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +18,7 @@ from builders import (
     records_of,
     simulate,
 )
-from evalstop.core.boundary import Verdict
+from evalstop.core.boundary import ClusterView, EventKind, JobView, Verdict
 from evalstop.core.decision import Decision, StopOrder
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, StopAtProgress
 from evalstop.core.model import Job, JobKind
@@ -288,3 +289,40 @@ def test_evs5_base_sees_no_stopped_job() -> None:
     assert [j.job_id for j in base_view.running] == [2]
     assert base_view.free_gpus == 2
     assert decision == Decision(start=(3,), stop=(StopOrder(1, K2.name, 20, 0.75),))
+
+
+@attrs.frozen(eq=False)
+class Asking:
+    """A base policy (fifo's decisions) that answers ``answer`` to every ``needs_decision``
+    and records what it was asked."""
+
+    answer: bool
+    asked: list[tuple[EventKind, JobView | None]] = attrs.field(factory=list)
+    name: str = "asking"
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return ()
+
+    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
+        self.asked.append((cause, changed))
+        return self.answer
+
+    def __call__(self, view: ClusterView) -> Decision:
+        return fifo(view)
+
+
+def test_eng13_the_wrapper_asks_its_base_with_the_same_cause_and_view() -> None:
+    """ENG-13: unless the reporting job's detector fired, the EvalStop wrapper answers what its
+    base policy answers, asked with the same cause and changed view; a fired job needs a
+    decision whatever the base says (and the base is not asked)."""
+    calm = job_view(1, running_since=0, verdicts=(verdict(False),))
+    fired = job_view(2, running_since=0, verdicts=(verdict(True),))
+    for answer in (True, False):
+        base = Asking(answer)
+        wrapper = evalstop(base, K2)
+        assert wrapper.needs_decision(EventKind.CHECKPOINT, calm) is answer
+        assert wrapper.needs_decision(EventKind.ARRIVAL, None) is answer
+        assert wrapper.needs_decision(EventKind.CHECKPOINT, fired) is True
+        assert base.asked == [(EventKind.CHECKPOINT, calm), (EventKind.ARRIVAL, None)]
+    assert evalstop(fifo, K2).needs_decision(EventKind.CHECKPOINT, calm) is False

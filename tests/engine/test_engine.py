@@ -33,6 +33,7 @@ from evalstop.engine import (
     step,
 )
 from evalstop.engine.events import Event
+from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import LogKind
 
 # --- shared checks over a finished run ------------------------------------------------------
@@ -347,6 +348,41 @@ def test_eng4_checker_catches_a_job_in_two_places() -> None:
     assert any("running_since" in p for p in check_invariants(swapped, jobs))
 
 
+def test_eng4_checker_names_each_broken_invariant() -> None:
+    """ENG-4, ENG-3: the checker reports exactly the invariants a state breaks, each in its
+    own words: a job in two places (also twice in one tuple), a miscount, an active map out
+    of step, and queued/running swapped (which also breaks the GPU sum)."""
+    state, jobs = sound_state()
+    place = "ENG-4: a job is in more than one of queued, running, ended"
+    extra = dict(state.active)
+    extra[3] = ActiveJob(state.active[2].view, 1, 0, ())
+    cases = [
+        (
+            attrs.evolve(state, queued=(*state.queued, 1)),
+            [place, "ENG-4: queued job 1 has a running_since"],
+        ),
+        (attrs.evolve(state, queued=(2, 2)), [place]),
+        (
+            attrs.evolve(state, ended_count=state.ended_count + 1),
+            ["ENG-4: ended_count disagrees with the ended chain"],
+        ),
+        (
+            attrs.evolve(state, active=extra),
+            ["ENG-4: active map disagrees with queued and running"],
+        ),
+        (
+            attrs.evolve(state, queued=state.running, running=state.queued),
+            [
+                "ENG-3: free 2 + allocated 3 != total 4",
+                "ENG-4: running job 2 has no running_since",
+                "ENG-4: queued job 1 has a running_since",
+            ],
+        ),
+    ]
+    for broken, problems in cases:
+        assert check_invariants(broken, jobs) == problems
+
+
 def test_eng4_each_job_in_one_place() -> None:
     """ENG-4: status() reports exactly one place per arrived job, matching the tuples."""
     state, _ = sound_state()
@@ -497,14 +533,40 @@ BAD_DECISIONS = {
 }
 
 
-def simulator_at_five(decision: Decision) -> Simulator:
-    sim = Simulator(Scripted(fifo, when=5, decision=decision), 2, check=True)
+ENGINES = pytest.mark.parametrize("engine", [Simulator, FastSimulator], ids=["pure", "fast"])
+
+
+def simulator_at_five(
+    decision: Decision, engine: type[Simulator] | type[FastSimulator] = Simulator
+) -> Simulator | FastSimulator:
+    sim = engine(Scripted(fifo, when=5, decision=decision), 2, check=True)
     for job in SETUP:
         sim.submit(job)
     sim.run(horizon=4)
-    upcoming = sim.queue.peek()
-    assert upcoming == Event(5, EventKind.ARRIVAL, 5)
+    assert sim.state.time == 2  # the last event at or before the horizon: job 2's arrival
+    if isinstance(sim, FastSimulator):
+        time, _, _, job_id, _, _ = sim.queue[0]
+        assert (time, job_id) == (5, 5)
+    else:
+        assert sim.queue.peek() == Event(5, EventKind.ARRIVAL, 5)
     return sim
+
+
+@pytest.mark.parametrize("check", [True, False], ids=["checked", "unchecked"])
+def test_eng9_fast_engine_stops_at_the_horizon(check: bool) -> None:
+    """ENG-9: FastSimulator.run(horizon) handles every event at or before the horizon and no
+    later one, checked or not, and leaves the state the pure engine has there."""
+    pure = simulator_at_five(Decision())
+    for horizon, clock in [(1, 1), (4, 2), (5, 5)]:
+        fast = FastSimulator(Scripted(fifo, when=5, decision=Decision()), 2, check=check)
+        for job in SETUP:
+            fast.submit(job)
+        fast.run(horizon=horizon)
+        assert fast.state.time == clock
+        assert fast.queue[0][0] > horizon
+    pure.advance()
+    assert fast.state == pure.state
+    assert list(fast.log) == list(pure.log)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_DECISIONS))
@@ -512,6 +574,7 @@ def test_eng8_invalid_decision_applies_nothing(name: str) -> None:
     """ENG-8: each kind of bad decision raises InvalidDecisionError; nothing is applied: the
     simulator's state, log and queue are as before (and step itself is pure)."""
     sim = simulator_at_five(BAD_DECISIONS[name])
+    assert isinstance(sim, Simulator)
     state, log, pending = sim.state, list(sim.log), list(sim.queue._items)
     snapshot = copy.deepcopy(state)
     event = sim.queue.peek()
@@ -525,46 +588,77 @@ def test_eng8_invalid_decision_applies_nothing(name: str) -> None:
     assert list(sim.queue._items) == pending
 
 
+@pytest.mark.parametrize("name", sorted(BAD_DECISIONS))
+def test_eng8_invalid_decision_applies_nothing_in_the_fast_engine(name: str) -> None:
+    """ENG-8: the fast engine refuses the same decisions; nothing of the decision is applied
+    (its state and log are those of the arrival alone, as the pure engine's after an empty
+    decision), and the engine refuses to go on."""
+    sim = simulator_at_five(BAD_DECISIONS[name], FastSimulator)
+    with pytest.raises(InvalidDecisionError):
+        sim.advance()
+    arrival_only = simulator_at_five(Decision())
+    arrival_only.advance()
+    assert sim.state == arrival_only.state
+    assert list(sim.log) == list(arrival_only.log)
+    with pytest.raises(EngineError, match="broken by an earlier error"):
+        sim.run()
+
+
+@ENGINES
 @pytest.mark.parametrize(
     ("name", "message"),
     [
         ("stop unknown", "cannot stop job 99: it is not active"),
         ("stop ended", "cannot stop job 4: it is not active"),
         ("preempt queued", "cannot preempt job 2: it is not running"),
+        ("preempt unknown", "cannot preempt job 99: it is not running"),
         ("start running", "cannot start job 1: it is not queued"),
+        ("start unknown", "cannot start job 99: it is not queued"),
+        ("start twice", "a job is named twice in Decision(start=(5, 5), preempt=(), stop=())"),
+        ("does not fit", "starts need 2 GPUs but only 1 would be free"),
+        ("stopping a queued job frees nothing", "starts need 2 GPUs but only 1 would be free"),
+        ("preemption frees too little", "starts need 3 GPUs but only 2 would be free"),
     ],
 )
-def test_eng8_invalid_decision_names_the_job_and_what_it_is_not(name: str, message: str) -> None:
+def test_eng8_invalid_decision_names_the_job_and_what_it_is_not(
+    engine: type[Simulator] | type[FastSimulator], name: str, message: str
+) -> None:
     """ENG-8: the error of a decision naming a job in the wrong place says which job, what the
-    decision wanted to do and where the job had to be."""
-    sim = simulator_at_five(BAD_DECISIONS[name])
-    event = sim.queue.peek()
-    assert event is not None
+    decision wanted to do and where the job had to be; one that does not fit says how many
+    GPUs the starts need and how many would be free (a stopped queued job frees none)."""
+    sim = simulator_at_five(BAD_DECISIONS[name], engine)
     with pytest.raises(InvalidDecisionError, match=f"^{re.escape(message)}$"):
-        step(sim.world, sim.state, event)
+        sim.advance()
 
 
+@ENGINES
 @pytest.mark.parametrize(
-    "decision",
+    ("decision", "free_after"),
     [
-        Decision(start=(5,)),
-        Decision(start=(2,), preempt=(1,)),  # preemption frees exactly enough
-        Decision(start=(2,), stop=(StopOrder(1, "x"),)),  # so does a stop
-        Decision(stop=(StopOrder(2, "x"), StopOrder(5, "y"))),  # stopping queued jobs
-        Decision(),
+        (Decision(start=(5,)), 0),
+        (Decision(start=(2,), preempt=(1,)), 0),  # preemption frees exactly enough
+        (Decision(start=(2,), stop=(StopOrder(1, "x"),)), 0),  # so does a stop
+        (Decision(stop=(StopOrder(2, "x"), StopOrder(5, "y"))), 1),  # stopping queued jobs
+        (Decision(stop=(StopOrder(1, "x"),)), 2),  # stopping a running one
+        (Decision(), 1),
     ],
-    ids=["fifo", "preempt-start", "stop-start", "stop-queued", "nothing"],
+    ids=["fifo", "preempt-start", "stop-start", "stop-queued", "stop-running", "nothing"],
 )
-def test_eng8_valid_decisions_apply_whole(decision: Decision) -> None:
-    """ENG-8: decisions within the rules are applied: stops, then preemptions, then starts."""
-    sim = simulator_at_five(decision)
+def test_eng8_valid_decisions_apply_whole(
+    engine: type[Simulator] | type[FastSimulator], decision: Decision, free_after: int
+) -> None:
+    """ENG-8: decisions within the rules are applied: stops, then preemptions, then starts; a
+    stop frees (and logs) the job's GPUs if it was running and none if it was queued."""
+    sim = simulator_at_five(decision, engine)
     sim.advance()
-    at_five = [(r.kind, r.job_id) for r in sim.log if r.time == 5]
-    expected = [(LogKind.ARRIVE, 5)]
-    expected += [(LogKind.STOP, o.job_id) for o in decision.stop]
-    expected += [(LogKind.PREEMPT, j) for j in decision.preempt]
-    expected += [(LogKind.START, j) for j in decision.start]
+    at_five = [(r.kind, r.job_id, r.gpus) for r in sim.log if r.time == 5]
+    gpus = {1: 1, 2: 2, 5: 1}
+    expected = [(LogKind.ARRIVE, 5, 1)]
+    expected += [(LogKind.STOP, o.job_id, gpus[o.job_id] * (o.job_id == 1)) for o in decision.stop]
+    expected += [(LogKind.PREEMPT, j, gpus[j]) for j in decision.preempt]
+    expected += [(LogKind.START, j, gpus[j]) for j in decision.start]
     assert at_five == expected
+    assert sim.state.free_gpus == free_after
     assert check_invariants(sim.state, sim.world.jobs) == []
 
 

@@ -10,7 +10,9 @@ cannot change anything (``needs_decision``) is exact.
 Two machines: :class:`FifoMachine` (EvalStop over FIFO, no preemption) and
 :class:`SrtfMachine` (EvalStop over SRTF-Est: preemption, overhead, stale checkpoints). Both
 also stop jobs on request, through :class:`StopOnRequest`. :class:`FastFifoMachine` and
-:class:`FastSrtfMachine` run the same histories through the fast engine (ENG-15).
+:class:`FastSrtfMachine` run the same histories through the fast engine (ENG-15), and
+:class:`BuiltinFifoMachine` through the engine's own decisions for EvalStop over FIFO (ENG-18;
+no requests there: a request is a user policy, which that path does not take).
 Clauses: ENG-1 to ENG-12 (see the rules and invariants below), ENG-13 (the engine may skip
 a decision only when consulting the policy would change nothing: the reference never
 skips), EVS-1, EVS-2, EVS-4, DET-2, DET-3, DET-4, POL-2, POL-3.
@@ -36,7 +38,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from builders import make_job
+from builders import examples, make_job
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision, StopOrder
 from evalstop.core.detectors import DeclineDetector, Detector
@@ -45,6 +47,7 @@ from evalstop.core.policies import fifo, srtf_est
 from evalstop.core.policy import Policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import JobStatus, Simulator, check_invariants
+from evalstop.engine.builtin_fast import BuiltinSimulator
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import LogRecord
 
@@ -334,6 +337,7 @@ class EngineMachine(RuleBasedStateMachine):
     PREEMPTIVE = False
     OVERHEADS: tuple[int, ...] = (30,)
     ENGINE: type[Simulator] | type[FastSimulator] = Simulator
+    REQUESTS = True  # False: the engine runs the EvalStop policy itself, without requests
 
     jobs = Bundle("jobs")
 
@@ -358,8 +362,10 @@ class EngineMachine(RuleBasedStateMachine):
             overhead = self.OVERHEADS[0]
         requests: set[int] = set()
         base = srtf_est if self.PREEMPTIVE else fifo
-        self.policy = StopOnRequest(evalstop(base, DeclineDetector(k)), requests)
-        self.sim = self.ENGINE(self.policy, TOTAL_GPUS, preemption_overhead=overhead)
+        wrapped = evalstop(base, DeclineDetector(k))
+        self.policy = StopOnRequest(wrapped, requests)
+        run = self.policy if self.REQUESTS else wrapped
+        self.sim = self.ENGINE(run, TOTAL_GPUS, preemption_overhead=overhead)
         self.ref = Reference(preemptive=self.PREEMPTIVE, k=k, overhead=overhead, requests=requests)
         return multiple(*(self.add(shape) for shape in first))
 
@@ -407,6 +413,7 @@ class EngineMachine(RuleBasedStateMachine):
             assert sim.advance() == ref.advance()
             self.compare()
 
+    @precondition(lambda self: self.REQUESTS)
     @rule(job_id=jobs)
     def request_stop(self, job_id: int) -> None:
         """Ask for a job to be stopped; it is at the next decision if it is still active."""
@@ -516,7 +523,7 @@ class SrtfMachine(EngineMachine):
 
 
 STATEFUL = settings(
-    max_examples=max(200, settings().max_examples),  # more under the 'long' profile
+    max_examples=examples(200),  # more under the 'long' profile
     stateful_step_count=50,
 )
 
@@ -533,6 +540,13 @@ class FastSrtfMachine(SrtfMachine):
     ENGINE = FastSimulator
 
 
+class BuiltinFifoMachine(FifoMachine):
+    """ENG-18: the engine's own decisions for EvalStop over FIFO, on the same histories."""
+
+    ENGINE = BuiltinSimulator
+    REQUESTS = False
+
+
 TestFifoAgainstReference = FifoMachine.TestCase
 TestFifoAgainstReference.settings = STATEFUL
 TestSrtfAgainstReference = SrtfMachine.TestCase
@@ -541,3 +555,5 @@ TestFastFifoAgainstReference = FastFifoMachine.TestCase
 TestFastFifoAgainstReference.settings = STATEFUL
 TestFastSrtfAgainstReference = FastSrtfMachine.TestCase
 TestFastSrtfAgainstReference.settings = STATEFUL
+TestBuiltinFifoAgainstReference = BuiltinFifoMachine.TestCase
+TestBuiltinFifoAgainstReference.settings = STATEFUL

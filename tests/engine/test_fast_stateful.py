@@ -5,7 +5,9 @@
 under every built-in system, so the policies' ordered states (POL-6) are exercised, and
 compares the whole state, the log and the pending events after every event (ENG-15), with the
 log packed into columns every few rows (ENG-16) and the decline rule folded in the record
-(ENG-17) under the evalstop systems.
+(ENG-17) under the evalstop systems. :class:`BuiltinAgainstStep` does the same for the
+engine's own decisions (:class:`BuiltinSimulator`, ENG-18) under every system it takes. Both
+also run to random horizons, so the hot loop is compared as often as the one-event path.
 The other half of POL-6, one decision at a time, is in ``tests/core/test_ranking.py``.
 """
 
@@ -17,14 +19,15 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from builders import make_job
+from builders import examples, make_job
 from evalstop.core.detectors import DeclineDetector
 from evalstop.core.model import JobKind
-from evalstop.core.policies import las
+from evalstop.core.policies import fifo, las, sjf_est
 from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import Simulator
+from evalstop.engine.builtin_fast import BuiltinSimulator
 from evalstop.engine.fast import FastSimulator
 
 TOTAL_GPUS = 6
@@ -45,6 +48,17 @@ SYSTEMS = [
     "fair-share",
     "evalstop+fair-share",
     "evalstop(min_delta,warmup)+las",
+]
+BUILTIN_SYSTEMS = [
+    "fifo",
+    "sjf-est",
+    "evalstop+fifo",
+    "evalstop+sjf-est",
+    "evalstop(k=1,all kinds)+fifo",
+    "evalstop(min_delta,warmup)+sjf-est",
+    "noise-aware+fifo",
+    "stopat-0.5+sjf-est",
+    "lossplateau+fifo",
 ]
 VALUE = st.one_of(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.just(math.nan))
 
@@ -69,23 +83,25 @@ def build(system: str) -> Policy:
     folded in the job record by the fast engine (ENG-17)."""
     if system == "evalstop(min_delta,warmup)+las":
         return evalstop(las, DeclineDetector(2, min_delta=0.5, warmup_steps=25))
+    if system == "evalstop(min_delta,warmup)+sjf-est":
+        return evalstop(sjf_est, DeclineDetector(2, min_delta=0.5, warmup_steps=25))
+    if system == "evalstop(k=1,all kinds)+fifo":
+        return evalstop(fifo, DeclineDetector(1), kinds=frozenset(JobKind))
     return make_policy(system)
 
 
-class FastAgainstStep(RuleBasedStateMachine):
+class AgainstStep(RuleBasedStateMachine):
+    """The rules and the comparison; the subclasses choose the engine and the systems."""
+
     def __init__(self) -> None:
         super().__init__()
         self.fast: FastSimulator | None = None
         self.pure: Simulator | None = None
         self.next_id = 0
 
-    @initialize(
-        system=st.sampled_from(SYSTEMS),
-        overhead=st.sampled_from([0, 3, 30]),
-        chunk=st.sampled_from([1, 3, 4096]),
-    )
-    def setup(self, system: str, overhead: int, chunk: int) -> None:
-        self.fast = FastSimulator(build(system), TOTAL_GPUS, preemption_overhead=overhead)
+    def start(self, engine: type[FastSimulator], system: str, overhead: int, chunk: int) -> None:
+        self.fast = engine(build(system), TOTAL_GPUS, preemption_overhead=overhead)
+        assert type(self.fast) is engine
         self.fast._writer.chunk = chunk  # pack the log every few rows, as a long run does
         self.pure = Simulator(build(system), TOTAL_GPUS, preemption_overhead=overhead)
 
@@ -120,6 +136,15 @@ class FastAgainstStep(RuleBasedStateMachine):
             assert fast.advance() == pure.advance()
             self.same()
 
+    @rule(ahead=st.integers(0, 40))
+    def run_until(self, ahead: int) -> None:
+        """Both to the same horizon: the fast engine through its hot loop (ENG-9)."""
+        fast, pure = self.pair
+        horizon = pure.state.time + ahead
+        fast.run(horizon)
+        pure.run(horizon)
+        self.same()
+
     @rule()
     def drain(self) -> None:
         fast, pure = self.pair
@@ -145,7 +170,32 @@ class FastAgainstStep(RuleBasedStateMachine):
             self.drain()
 
 
+class FastAgainstStep(AgainstStep):
+    """ENG-15, ENG-16, ENG-17: the generic fast engine under every built-in system."""
+
+    @initialize(
+        system=st.sampled_from(SYSTEMS),
+        overhead=st.sampled_from([0, 3, 30]),
+        chunk=st.sampled_from([1, 3, 4096]),
+    )
+    def setup(self, system: str, overhead: int, chunk: int) -> None:
+        self.start(FastSimulator, system, overhead, chunk)
+
+
+class BuiltinAgainstStep(AgainstStep):
+    """ENG-18: the engine's own decisions under every system it takes."""
+
+    @initialize(
+        system=st.sampled_from(BUILTIN_SYSTEMS),
+        overhead=st.sampled_from([0, 3, 30]),
+        chunk=st.sampled_from([1, 3, 4096]),
+    )
+    def setup(self, system: str, overhead: int, chunk: int) -> None:
+        self.start(BuiltinSimulator, system, overhead, chunk)
+
+
+SETTINGS = settings(max_examples=examples(300), stateful_step_count=40)
 TestFastAgainstStep = FastAgainstStep.TestCase
-TestFastAgainstStep.settings = settings(
-    max_examples=max(300, settings().max_examples), stateful_step_count=40
-)
+TestFastAgainstStep.settings = SETTINGS
+TestBuiltinAgainstStep = BuiltinAgainstStep.TestCase
+TestBuiltinAgainstStep.settings = SETTINGS

@@ -52,6 +52,10 @@ def test_scb2_json_and_table_are_deterministic(board: scoreboard.Scoreboard) -> 
     assert to_json(run_scoreboard(jobs=24, healthy=HEALTHY)) == payload
     table = render(board)
     assert "real RLHF" in table and "healthy" in table and "noise-aware" in table
+    header = table.splitlines()[1].split()
+    assert header[header.index("regret") + 1 : header.index("regret") + 3] == ["median", "floored"]
+    real = next(c for c in payload["cells"] if c["source"] == "real")
+    assert real["median_regret"] is not None and real["floored_regret"] is not None  # RGT-5
 
 
 def test_scb3_scb4_command_writes_json_and_png_and_rejects_bad_input(

@@ -85,6 +85,10 @@ def test_rgt4_fold_job_matches_the_simulator_and_skips_a_last_point_fire() -> No
         summary = regret_metrics(outcomes.values(), jobs)
         assert summary.runs == len(folded) > 40
         assert summary.harmful == sum(r.stop_class.value == "harmful" for r in folded)
+        for run in folded:  # RGT-5: gain and loss in the quality's units (a rate, scale 1)
+            assert run.gain >= 0 and run.lost >= 0
+            if run.gain > 0:
+                assert run.regret == pytest.approx(run.lost / run.gain)
     last_only = make_job(1, scores=(0.1, 0.5, 0.4))  # k=1 fires at the last checkpoint only
     assert fold_job(DeclineDetector(1), last_only) == (None, 2)
 

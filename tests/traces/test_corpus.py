@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,15 @@ def test_cor4_score_curve_counts_steps_and_regret() -> None:
     score, result = score_curve(loss, DeclineDetector(2), collapsing=False)
     assert result.mode == "min" and result.fired_at_end and not score.stopped
     assert score.regret == pytest.approx(0.4 / 0.6)
+    assert math.isnan(score.gain) and math.isnan(score.lost)
+
+
+def test_rgt5_score_curve_with_a_scale_gives_gain_and_loss() -> None:
+    """RGT-5: with the metric's scale, gain and loss in its units, in the mode's direction."""
+    loss = trace([1.0, 0.5, 0.4, 0.6, 0.8], metric="eval_loss")
+    score, _ = score_curve(loss, DeclineDetector(2), collapsing=False, scale=2.0)
+    assert score.gain == pytest.approx(0.3) and score.lost == pytest.approx(0.2)
+    assert score.floored_regret == pytest.approx(score.regret)
 
 
 def test_cor4_healthy_supervised_curves_are_readable(tmp_path: Path) -> None:

@@ -2,23 +2,24 @@
 ``fold_job`` (spec ``NAD-11``).
 
 :class:`NoiseFold` holds a watch of :class:`~evalstop.core.noise_aware.NoiseAwareDetector` as
-mutable fields and folds a report from its step and score alone, without building a
+mutable fields; :func:`noise_folder` gives the function that folds a report into it from the
+report's step and score alone, without building a
 :class:`~evalstop.core.boundary.CheckpointView`, a :class:`~evalstop.core.noise_aware.NoiseState`
 or a :class:`~evalstop.core.detectors.Watch`; it equals :func:`~evalstop.core.detectors.observe`
 report by report (a property test checks every field). The arithmetic is
-``NoiseAwareDetector.update``'s, operation for operation.
+``NoiseAwareDetector.update``'s, operation for operation, with the detector's parameters read
+once per folder instead of once per report.
 """
 
 from __future__ import annotations
 
 import math
-
-import attrs
+from collections.abc import Callable
 
 from evalstop.core.detectors import Watch
 from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
 
-__all__ = ["NoiseFold"]
+__all__ = ["NoiseFold", "noise_folder"]
 
 _NOISE_FIELDS = (
     "evals_rule",
@@ -44,7 +45,7 @@ class NoiseFold:
     """A :class:`~evalstop.core.detectors.Watch` of the noise-aware rule as mutable fields:
     the watch's and the :class:`~evalstop.core.noise_aware.NoiseState`'s (``evals_rule`` is
     ``NoiseState.evals``; every other rule field has its ``NoiseState`` name), updated in
-    place by :meth:`fold` (spec ``NAD-11``).
+    place by a :func:`noise_folder` (spec ``NAD-11``).
 
     Mutable on purpose, the one such class in the core: it is the fast path of the monitor
     and of ``fold_job`` and never leaves them; :attr:`watch` gives the immutable value.
@@ -53,69 +54,31 @@ class NoiseFold:
     __slots__ = (*_NOISE_FIELDS, "best_score", "best_step", "evals", "fired_step")
 
     def __init__(self, watch: Watch[NoiseState]) -> None:
-        for name, value in zip(_NOISE_FIELDS, attrs.astuple(watch.rule), strict=True):
-            setattr(self, name, value)
+        rule = watch.rule
+        self.evals_rule, self.step, self.origin = rule.evals, rule.step, rule.origin
+        self.last, self.before, self.level, self.weight = (
+            rule.last,
+            rule.before,
+            rule.level,
+            rule.weight,
+        )
+        self.roughness, self.differences = rule.roughness, rule.differences
+        self.peak, self.peak_weight, self.alarm = rule.peak, rule.peak_weight, rule.alarm
+        self.track, self.kept_level = rule.track, rule.kept_level
+        self.kept_step, self.kept_score = rule.kept_step, rule.kept_score
         self.evals = watch.evals
         self.best_step = watch.best_step
         self.best_score = watch.best_score
         self.fired_step = watch.fired_step
 
     def fold(self, rule: NoiseAwareDetector, step: int, value: float) -> bool:
-        """Fold a report of score ``value`` at ``step`` in place, as ``observe(rule, watch,
-        view)`` does for any view with that step and score (the rule reads nothing else;
-        spec ``NAD-11``); True when ``value`` is finite. O(1)."""
-        finite = value - value == 0.0  # inf - inf and NaN - NaN are NaN
-        if finite:
-            if self.origin is None:
-                self._first(rule, step, value)
-            else:
-                self._next(rule, step, value)
-            self.evals += 1
-            best = self.best_score
-            if best is None or value > best:
-                self.best_step, self.best_score = step, value
-        if rule.keep == "level" and self.origin is not None:
-            self.best_step, self.best_score = self.kept_step, self.kept_score
-        if self.fired_step is None and self.alarm:
-            self.fired_step = step
-        return finite
-
-    def _first(self, rule: NoiseAwareDetector, step: int, value: float) -> None:
-        """``NoiseAwareDetector._first``: the state after the first valid score."""
-        peak, peak_weight = 0.0, 1.0
-        if rule.baseline is not None and rule.baseline - value > 0.0:
-            peak, peak_weight = rule.baseline - value, 0.0
-        self.evals_rule, self.step, self.origin = 1, step, value
-        self.last = self.before = self.level = self.roughness = self.track = 0.0
-        self.weight, self.differences, self.peak, self.peak_weight = 1.0, 0, peak, peak_weight
-        self.alarm, self.kept_level, self.kept_step, self.kept_score = False, 0.0, step, value
-
-    def _next(self, rule: NoiseAwareDetector, step: int, score: float) -> None:
-        """``NoiseAwareDetector.update`` after the first valid score, field by field."""
-        origin = self.origin
-        assert origin is not None
-        value = score - origin
-        gap = max(step - self.step, 0)
-        elapsed = max(step, 1)
-        alpha = -_expm1(-gap / (rule.memory * elapsed))
-        level = self.level + alpha * (value - self.level)
-        weight = (1.0 - alpha) ** 2 * self.weight + alpha * alpha
-        if self.evals_rule >= 2:
-            self.roughness += abs(value - 2.0 * self.last + self.before)
-            self.differences += 1
-        if level > self.peak:
-            self.peak, self.peak_weight = level, weight
-        self.evals_rule += 1
-        drop, variance = self.peak - level, weight + self.peak_weight
-        if self.evals_rule < rule.warmup_evals or step < rule.warmup_steps:
-            self.alarm = False
-        else:
-            self.alarm = drop > _threshold(rule, self.roughness, self.differences, variance)
-        track = self.track - _expm1(-gap / (rule.keep_memory * elapsed)) * (value - self.track)
-        if track > self.kept_level:
-            self.kept_level, self.kept_step, self.kept_score = track, step, score
-        self.step, self.before, self.last = step, self.last, value
-        self.level, self.weight, self.track = level, weight, track
+        """Fold one report in place with ``noise_folder(rule)`` (spec ``NAD-11``); True when
+        ``value`` is finite. The folder of the last rule is kept, so a loop over one rule
+        builds it once."""
+        last = _LAST[0]
+        if last[0] is not rule:
+            last = _LAST[0] = (rule, noise_folder(rule))
+        return last[1](self, step, value)
 
     @property
     def watch(self) -> Watch[NoiseState]:
@@ -124,13 +87,91 @@ class NoiseFold:
         return Watch(rule, self.evals, self.best_step, self.best_score, self.fired_step)
 
 
-def _threshold(rule: NoiseAwareDetector, roughness: float, count: int, variance: float) -> float:
-    """``NoiseAwareDetector._threshold``: the drop that fires."""
-    if count == 0:
-        return math.inf
-    sigma = roughness / count / ROUGHNESS_TO_SIGMA
-    z = rule.z + (rule.z**3 + rule.z) / (4.0 * count)
-    return max(z * sigma * math.sqrt(variance), rule.min_delta)
+def noise_folder(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:
+    """The function ``fold(state, step, score)`` that folds a report of ``score`` at ``step``
+    into ``state`` in place, as ``observe(rule, watch, view)`` does for any view with that
+    step and score (the rule reads nothing else; spec ``NAD-11``); it returns True when
+    ``score`` is finite. O(1) per report."""
+    memory, keep_memory, z, widen = rule.memory, rule.keep_memory, rule.z, rule.z**3 + rule.z
+    warmup_evals, warmup_steps, min_delta = rule.warmup_evals, rule.warmup_steps, rule.min_delta
+    level_keep, first, expm1, sqrt = rule.keep == "level", _first(rule), _expm1, _sqrt
+
+    def fold(s: NoiseFold, step: int, score: float) -> bool:
+        if score - score != 0.0 or s.origin is None:  # NaN and inf - inf are NaN
+            return first(s, step, score)
+        value = score - s.origin
+        gap, elapsed = step - s.step if step > s.step else 0, step if step > 1 else 1
+        alpha = -expm1(-gap / (memory * elapsed))
+        level = s.level + alpha * (value - s.level)
+        weight = (1.0 - alpha) ** 2 * s.weight + alpha * alpha
+        last, count, evals = s.last, s.differences, s.evals_rule + 1
+        if evals >= 3:  # the state had two valid scores: a second difference
+            s.roughness += abs(value - 2.0 * last + s.before)
+            s.differences = count = count + 1
+        if level > s.peak:
+            s.peak, s.peak_weight = level, weight
+        s.evals_rule = evals
+        if evals < warmup_evals or step < warmup_steps or count == 0:
+            alarm = False  # _alarm's warm-up; count == 0 is _threshold's inf
+        else:
+            sigma = s.roughness / count / ROUGHNESS_TO_SIGMA
+            threshold = (z + widen / (4.0 * count)) * sigma * sqrt(weight + s.peak_weight)
+            alarm = s.peak - level > (min_delta if min_delta > threshold else threshold)
+        s.alarm = alarm
+        track = s.track - expm1(-gap / (keep_memory * elapsed)) * (value - s.track)
+        if track > s.kept_level:
+            s.kept_level, s.kept_step, s.kept_score = track, step, score
+        s.step, s.before, s.last, s.level, s.weight, s.track = (
+            step,
+            last,
+            value,
+            level,
+            weight,
+            track,
+        )
+        s.evals += 1
+        if level_keep:
+            s.best_step, s.best_score = s.kept_step, s.kept_score
+        elif (best := s.best_score) is None or score > best:
+            s.best_step, s.best_score = step, score
+        if alarm and s.fired_step is None:
+            s.fired_step = step
+        return True
+
+    return fold
+
+
+def _first(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:
+    """The rare reports of :func:`noise_folder`: a NaN or infinite score (the state stays
+    as it was) and the first valid score (``NoiseAwareDetector._first``)."""
+    baseline, level_keep = rule.baseline, rule.keep == "level"
+
+    def first(s: NoiseFold, step: int, score: float) -> bool:
+        finite = score - score == 0.0
+        if finite:
+            peak, peak_weight = 0.0, 1.0
+            if baseline is not None and baseline - score > 0.0:
+                peak, peak_weight = baseline - score, 0.0
+            s.evals_rule, s.step, s.origin = 1, step, score
+            s.last = s.before = s.level = s.roughness = s.track = 0.0
+            s.weight, s.differences, s.peak, s.peak_weight = 1.0, 0, peak, peak_weight
+            s.alarm, s.kept_level, s.kept_step, s.kept_score = False, 0.0, step, score
+            s.evals += 1
+            if (best := s.best_score) is None or score > best:
+                s.best_step, s.best_score = step, score
+        if level_keep and s.origin is not None:
+            s.best_step, s.best_score = s.kept_step, s.kept_score
+        if s.fired_step is None and s.alarm:
+            s.fired_step = step
+        return finite
+
+    return first
 
 
 _expm1 = math.expm1
+_sqrt = math.sqrt
+_LAST: list[tuple[NoiseAwareDetector, Callable[[NoiseFold, int, float], bool]]] = [
+    (NoiseAwareDetector(), noise_folder(NoiseAwareDetector()))
+]
+"""The last rule :meth:`NoiseFold.fold` folded with and its folder (one tuple, replaced
+whole, so that a reader never pairs one rule with another's folder)."""

@@ -5,18 +5,22 @@ with a *kept* checkpoint: the best observed one up to the stop when a detector s
 last one when it ran to its end. Its **regret** is how far that checkpoint's quality lies below
 the run's best, over the run's gain (best minus the first checkpoint's quality). A stop is
 *harmful* when its regret exceeds :data:`HARMFUL_REGRET`, *benign* otherwise; a collapsing run
-that is never stopped is *missed*.
+that is never stopped is *missed*. Beside the mean regret, a summary gives two tail-robust
+views of it (``RGT-5``): the median, and a mean whose denominators are floored at
+:data:`GAIN_FLOOR` of the metric's scale.
 """
 
 from __future__ import annotations
 
 import enum
 import math
+import statistics
 from collections.abc import Iterable
 
 import attrs
 
 __all__ = [
+    "GAIN_FLOOR",
     "HARMFUL_REGRET",
     "RegretSummary",
     "RunScore",
@@ -28,6 +32,13 @@ __all__ = [
 
 HARMFUL_REGRET = 0.05
 """A stop whose regret exceeds this fraction of the run's gain is harmful (the issue's 5%)."""
+
+GAIN_FLOOR = 0.02
+"""The gain-floored mean's smallest denominator, in units of the metric's full scale
+(``RGT-5``). Chosen on the tuning seeds only (1001-1002, the simulator's RLHF runs of both
+worlds at their goal noise, 10/20/40 evaluations): the 5th percentile of the runs' gain (0.017)
+rounded to one significant figure. No evaluation data (scoreboard seed 1, ``reproduce``'s seeds,
+real curves) was read to choose it."""
 
 
 class StopClass(enum.Enum):
@@ -81,6 +92,10 @@ class RunScore:
             peak saves all of it).
         delay: evaluations from the best checkpoint to the stop (negative: before it), None
             without a stop.
+        gain: the run's gain (best minus first) in units of the metric's full scale; NaN
+            when the scale is unknown (``RGT-5``).
+        lost: the kept checkpoint's distance below the run's best in the same units, NaN
+            when unknown.
     """
 
     stopped: bool
@@ -89,14 +104,29 @@ class RunScore:
     post_peak: float = 0.0
     saved: float = 0.0
     delay: int | None = None
+    gain: float = math.nan
+    lost: float = math.nan
 
     @property
     def stop_class(self) -> StopClass:
         return classify(self.stopped, self.regret, self.collapsing)
 
+    @property
+    def floored_regret(self) -> float:
+        """``min(regret, lost / GAIN_FLOOR)`` (``RGT-5``): ``lost / max(gain, GAIN_FLOOR)`` for a
+        run with a gain, the ``RGT-1`` value (0 or 1) for one without; NaN when the gain or the
+        loss is unknown."""
+        if math.isnan(self.gain) or math.isnan(self.lost):
+            return math.nan
+        return min(self.regret, self.lost / GAIN_FLOOR)
+
 
 def _mean(values: list[float]) -> float:
     return math.fsum(values) / len(values) if values else math.nan
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
 
 
 def _share(part: int, whole: int) -> float:
@@ -112,7 +142,8 @@ class RegretSummary:
     runs with a harmful / benign stop; ``mean_regret`` is over every run (stopped or not);
     ``stop_regret`` over the stops on collapsing runs; ``saved_share`` is the post-peak
     compute of collapsing runs that stops avoided over all of it; ``delay`` the mean
-    evaluations from the peak to the stop over stopped collapsing runs.
+    evaluations from the peak to the stop over stopped collapsing runs. ``median_regret`` and
+    ``floored_regret`` are the tail-robust views of ``mean_regret`` (``RGT-5``).
     """
 
     runs: int
@@ -129,6 +160,8 @@ class RegretSummary:
     stop_regret: float
     saved_share: float
     delay: float
+    median_regret: float = math.nan
+    floored_regret: float = math.nan
 
 
 def summarize_runs(scores: Iterable[RunScore]) -> RegretSummary:
@@ -156,4 +189,6 @@ def summarize_runs(scores: Iterable[RunScore]) -> RegretSummary:
         stop_regret=_mean([r.regret for r in caught]),
         saved_share=math.fsum(r.saved for r in collapsing) / post_peak if post_peak else math.nan,
         delay=_mean([float(r.delay) for r in caught if r.delay is not None]),
+        median_regret=_median([r.regret for r in runs]),
+        floored_regret=_mean([r.floored_regret for r in runs]),
     )

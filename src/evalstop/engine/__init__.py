@@ -5,12 +5,16 @@
 - :mod:`~evalstop.engine.simulator`: :class:`Simulator`, the imperative shell with the queue;
 - :mod:`~evalstop.engine.fast`: :class:`FastSimulator`, the imperative engine that ``simulate``
   runs, proven equal to the pure one on every generated history (spec ``ENG-15``);
+- :mod:`~evalstop.engine.builtin_fast`: :class:`BuiltinSimulator`, the fast engine taking the
+  built-in systems' decisions itself (spec ``ENG-18``), and :func:`simulator_for`, which picks;
 - :mod:`~evalstop.engine.events`, :mod:`~evalstop.engine.queue`, :mod:`~evalstop.engine.log`:
   queue events, their deterministic order, and the output log.
 
 The engine imports only the core layer (``evalstop.core``).
 """
 
+from evalstop.engine.builtin_fast import BuiltinSimulator as BuiltinSimulator
+from evalstop.engine.builtin_fast import simulator_for as simulator_for
 from evalstop.engine.errors import EngineError as EngineError
 from evalstop.engine.errors import InvalidDecisionError as InvalidDecisionError
 from evalstop.engine.events import Event as Event
@@ -32,6 +36,7 @@ from evalstop.engine.step import step as step
 
 __all__ = [
     "ActiveJob",
+    "BuiltinSimulator",
     "Ended",
     "EngineError",
     "Event",
@@ -48,5 +53,6 @@ __all__ = [
     "World",
     "check_invariants",
     "initial_state",
+    "simulator_for",
     "step",
 ]

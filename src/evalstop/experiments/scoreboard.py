@@ -42,6 +42,7 @@ __all__ = [
     "TRADEOFF_Z",
     "Cell",
     "Scoreboard",
+    "goal_noise",
     "real_scores",
     "render",
     "run_scoreboard",
@@ -85,6 +86,12 @@ class Scoreboard:
     seed: int
 
 
+def goal_noise(world: str) -> float:
+    """The eval noise of a world's goal cells (the issue's goals): sigma 0.12 in the ``paper``
+    world, the world's own noise in any other."""
+    return 0.12 if world == "paper" else WORLDS[world].eval_noise
+
+
 def sim_scores(
     detectors: Sequence[Detector[Any]], config: WorkloadConfig, seed: int
 ) -> list[list[RunScore]]:
@@ -108,7 +115,7 @@ def _sim_cells(
     variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
     labels = [*DETECTORS, *(f"noise-aware(z={z:g})" for z in TRADEOFF_Z)]
     for world in (WORLDS[name] for name in worlds):
-        goal = 0.12 if world.name == "paper" else world.eval_noise
+        goal = goal_noise(world.name)
         noises = dict.fromkeys(world.eval_noise if n is None else n for n in NOISES)
         for noise in noises:
             for evals in DENSITIES:
@@ -144,7 +151,7 @@ def real_scores(
         gold = source.read(data, source.gold)
         label = read_label(gold, source.read(data, source.proxy), source.scale).label
         if label != "unlabelled":
-            corpus.append(score_curve(gold, detector, label == "hacking")[0])
+            corpus.append(score_curve(gold, detector, label == "hacking", scale=source.scale)[0])
     extra: list[RunScore] = []
     if healthy is not None:
         for _, path, step, metric in _healthy_curves(healthy):
@@ -232,6 +239,8 @@ def _row(cell: Cell) -> list[str]:
         pct(s.harmful_rate, 1),
         pct(s.benign_rate, 0),
         pct(s.mean_regret, 1),
+        pct(s.median_regret, 1),
+        pct(s.floored_regret, 1),
         pct(s.stop_regret, 1),
         pct(s.saved_share, 0),
         delay,
@@ -246,6 +255,8 @@ HEADER = [
     "harmful",
     "benign",
     "regret",
+    "median",
+    "floored",
     "stop regret",
     "saved",
     "delay",
@@ -258,6 +269,7 @@ def render(board: Scoreboard, cells: Sequence[Cell] | None = None) -> str:
     title = (
         f"detector scoreboard ({board.jobs} jobs a simulated workload, seed {board.seed}); "
         "recall: collapsing runs stopped; harmful/benign: stops on healthy runs; regret: "
-        "kept checkpoint vs best, share of gain"
+        "kept checkpoint vs best, share of gain (mean; median; floored: gain floored at 0.02, "
+        "RGT-5)"
     )
     return format_table(HEADER, rows, title=title)

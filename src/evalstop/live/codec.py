@@ -230,7 +230,7 @@ def _int(value: object, name: str, *, optional: bool = False) -> Any:
 
 
 def _finite(value: object, name: str) -> float:
-    number = check_score(value)
+    number = check_score(value, name)
     if not math.isfinite(number):
         raise _bad(f"{name} must be finite, got {value!r}")
     return number

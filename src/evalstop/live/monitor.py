@@ -19,7 +19,7 @@ import enum
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import attrs
 
@@ -27,17 +27,11 @@ from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import DeclineDetector, Detector, observe, start_watch
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.live.batch import decline_many, fold_many
 from evalstop.live.codec import FORMAT, decode, encode, loads
 from evalstop.live.direction import ModeChoice, resolve_mode
-from evalstop.live.records import DeclineRecord, NoiseRecord, WatchRecord, record_of
-from evalstop.live.state import (
-    JobKey,
-    JobState,
-    Mode,
-    check_detector,
-    checked,
-    ordinary_extras,
-)
+from evalstop.live.records import DeclineRecord, NoiseRecord, WatchRecord, fast_path, record_of
+from evalstop.live.state import JobKey, JobState, Mode, check_detector, checked, ordinary_extras
 
 __all__ = [
     "FORMAT",
@@ -132,7 +126,6 @@ _ALREADY_STOPPED: Final = Reason.ALREADY_STOPPED
 _isfinite: Final = math.isfinite
 _NAN, _ZERO, _TIME_ZERO = math.nan, 0.0, 0  # the defaults of observe, tested by identity
 _RLHF: Final = JobKind.RLHF
-_FAST: Final = (DeclineDetector, NoiseAwareDetector)
 
 MonitorVerdict: TypeAlias = Continue | Stop
 """The verdict for one observation."""
@@ -157,7 +150,16 @@ class Monitor:
     known jobs only. The monitor is not thread-safe: serialise calls from one scheduler loop.
     """
 
-    __slots__ = ("_detector", "_fast", "_fresh", "_jobs", "_mode", "_next_serial", "_sign")
+    __slots__ = (
+        "_detector",
+        "_fold",
+        "_fresh",
+        "_jobs",
+        "_mode",
+        "_next_serial",
+        "_record",
+        "_sign",
+    )
 
     def __init__(
         self,
@@ -171,7 +173,7 @@ class Monitor:
         self._mode: Mode = resolve_mode(mode, metric)
         self._detector = NoiseAwareDetector() if detector is None else check_detector(detector)
         # A built-in rule folds in place (MON-14, DET-10), without a CheckpointView.
-        self._fast: Any = self._detector if type(self._detector) in _FAST else None
+        self._record, self._fold = fast_path(self._detector)
         self._fresh = start_watch(self._detector)
         self._sign = 1.0 if self._mode == "max" else -1.0
         self._jobs: dict[JobKey, _Record] = {}
@@ -245,17 +247,16 @@ class Monitor:
                 return self._stop(key, step, _ALREADY_STOPPED, job)
             if step <= job.last_step:
                 return self._continue(key, step, _STALE_STEP, job)
-        rule = self._fast
-        if rule is None:
+        fold = self._fold
+        if fold is None:
             extras = (kind, time, loss, proxy_reward, estimated_progress)
-            job = self._fold(job, key, step, score, extras)
+            job = self._generic(job, key, step, score, extras)
             reason = _COUNTED if _isfinite(score) else _NON_FINITE
         else:  # a built-in rule, in place on the job's record (MON-14)
             job = self._register(key, step) if job is None else job
-            if TYPE_CHECKING:
-                assert not isinstance(job, WatchRecord)
-            finite = job.fold(rule, step, self._sign * score)
-            reason = _COUNTED if finite else _NON_FINITE
+            job.last_step = step
+            job.seen += 1
+            reason = _COUNTED if fold(job, step, self._sign * score) else _NON_FINITE
         if job.fired_step is not None:
             return self._stop(key, step, reason, job)
         best = job.best_score
@@ -263,7 +264,7 @@ class Monitor:
             key, step, reason, job.evals, job.best_step, None if best is None else self._sign * best
         )
 
-    def _fold(
+    def _generic(
         self,
         job: _Record | None,
         key: JobKey,
@@ -298,8 +299,8 @@ class Monitor:
         built-in rule builds no other verdict. An invalid triple raises as :meth:`observe`
         does, after the triples before it were folded.
         """
-        rule = self._fast
-        if rule is None:
+        fold = self._fold
+        if fold is None:
             observe = self.observe
             return [
                 verdict
@@ -307,33 +308,19 @@ class Monitor:
                 if type(verdict := observe(key, step, score)) is Stop
                 and verdict.reason is not _ALREADY_STOPPED
             ]
-        jobs, sign = self._jobs, self._sign
-        stops: list[Stop] = []
-        for observation in observations:
-            key, step, score = observation
-            if not (
-                (type(key) is str or type(key) is int)
-                and type(step) is int
-                and step >= 0
-                and type(score) is float
-            ):
-                key, step, score, *_ = checked(key, step, score, _NAN, None, _ZERO, _RLHF, 0)
-            job = jobs.get(key)
-            if job is None:
-                job = self._register(key, step)
-            elif job.fired_step is not None or step <= job.last_step:
-                continue
-            if TYPE_CHECKING:
-                assert not isinstance(job, WatchRecord)
-            finite = job.fold(rule, step, sign * score)
-            if job.fired_step is not None:
-                stops.append(self._stop(key, step, _COUNTED if finite else _NON_FINITE, job))
-        return stops
+        reasons, detector = (_COUNTED, _NON_FINITE), self._detector
+        if type(detector) is DeclineDetector:
+            return decline_many(
+                observations, self._jobs, detector, self._sign, self._register, self._stop, reasons
+            )
+        return fold_many(
+            observations, self._jobs, fold, self._sign, self._register, self._stop, reasons
+        )
 
     def _register(self, key: JobKey, step: int) -> DeclineRecord | NoiseRecord:
         """A new job's record on a built-in rule's path (MON-8, MON-14)."""
-        kind = DeclineRecord if type(self._fast) is DeclineDetector else NoiseRecord
-        record = self._jobs[key] = kind(self._next_serial, step, 0, self._fresh)
+        record: DeclineRecord | NoiseRecord = self._record(self._next_serial, step, 0, self._fresh)
+        self._jobs[key] = record
         self._next_serial += 1
         return record
 

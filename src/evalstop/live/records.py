@@ -9,14 +9,22 @@ only when they are read (``job_state``, ``verdict``, ``to_dict``). Internal to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from evalstop.core.detectors import DeclineDetector, DeclineState, Detector, Watch
 from evalstop.core.noise_aware import NoiseAwareDetector, NoiseState
-from evalstop.core.noise_fold import NoiseFold
+from evalstop.core.noise_fold import NoiseFold, noise_folder
 from evalstop.live.state import JobState
 
-__all__ = ["DeclineRecord", "NoiseRecord", "WatchRecord", "record_of"]
+__all__ = [
+    "DeclineRecord",
+    "NoiseRecord",
+    "WatchRecord",
+    "decline_folder",
+    "fast_path",
+    "record_of",
+]
 
 
 class WatchRecord:
@@ -101,28 +109,6 @@ class DeclineRecord:
         self.best_score = watch.best_score
         self.fired_step = watch.fired_step
 
-    def fold(self, rule: DeclineDetector, step: int, value: float) -> bool:
-        """Fold an accepted observation of internal score ``value`` at ``step`` in place, as
-        ``observe_decline`` does (spec ``DET-10``); True when ``value`` is finite."""
-        k, min_delta = rule.k, rule.min_delta
-        self.last_step = step
-        self.seen += 1
-        if value - value == 0.0:  # finite: inf - inf and NaN - NaN are NaN
-            previous = self.previous
-            fall = previous is not None and value < previous - min_delta
-            self.declines = declines = self.declines + 1 if fall else 0
-            self.previous = value
-            self.evals += 1
-            best = self.best_score
-            if best is None or value > best:
-                self.best_step, self.best_score = step, value
-            if declines >= k and self.fired_step is None:
-                self.fired_step = step
-            return True
-        if self.declines >= k and self.fired_step is None:
-            self.fired_step = step
-        return False
-
     @property
     def watch(self) -> Watch[DeclineState]:
         """The job's watch, built from the record."""
@@ -148,8 +134,8 @@ def record_of(
 
 class NoiseRecord(NoiseFold):
     """A job's record for the built-in :class:`~evalstop.core.noise_aware.NoiseAwareDetector`:
-    a :class:`~evalstop.core.noise_fold.NoiseFold` (the watch folded in place, spec
-    ``MON-14``) plus the monitor's own fields.
+    a :class:`~evalstop.core.noise_fold.NoiseFold` (the watch, folded in place by a
+    ``noise_folder``, spec ``MON-14``) plus the monitor's own fields.
 
     Attributes:
         serial: the job's registration number.
@@ -165,12 +151,47 @@ class NoiseRecord(NoiseFold):
         self.last_step = last_step
         self.seen = seen
 
-    def fold(self, rule: NoiseAwareDetector, step: int, value: float) -> bool:
-        """Fold an accepted observation in place (``NoiseFold.fold``); True when finite."""
-        self.last_step = step
-        self.seen += 1
-        return NoiseFold.fold(self, rule, step, value)
-
     def snapshot(self) -> JobState:
         """The job's state as an immutable value."""
         return JobState(self.serial, self.last_step, self.seen, self.watch)
+
+
+def decline_folder(rule: DeclineDetector) -> Callable[[DeclineRecord, int, float], bool]:
+    """The function ``fold(record, step, value)`` that folds an accepted observation of
+    internal score ``value`` at ``step`` into the record's rule fields in place, as
+    ``observe_decline`` does (spec ``DET-10``, ``DET-11``); True when ``value`` is finite. The
+    caller updates ``last_step`` and ``seen``."""
+    k, min_delta, warmup_steps = rule.k, rule.min_delta, rule.warmup_steps
+
+    def fold(record: DeclineRecord, step: int, value: float) -> bool:
+        if value - value == 0.0:  # finite: inf - inf and NaN - NaN are NaN
+            if step < warmup_steps:  # the rule ignores the report (DET-11)
+                declines = record.declines
+            else:
+                previous = record.previous
+                fall = previous is not None and value < previous - min_delta
+                record.declines = declines = record.declines + 1 if fall else 0
+                record.previous = value
+            record.evals += 1
+            best = record.best_score
+            if best is None or value > best:
+                record.best_step, record.best_score = step, value
+            if declines >= k and record.fired_step is None:
+                record.fired_step = step
+            return True
+        if record.declines >= k and record.fired_step is None:
+            record.fired_step = step
+        return False
+
+    return fold
+
+
+def fast_path(
+    detector: Detector[Any],
+) -> tuple[Any, Callable[[Any, int, float], bool] | None]:
+    """The record type and the in-place fold of a built-in rule (MON-14); None for others."""
+    if type(detector) is DeclineDetector:
+        return DeclineRecord, decline_folder(detector)
+    if type(detector) is NoiseAwareDetector:
+        return NoiseRecord, noise_folder(detector)
+    return WatchRecord, None

@@ -24,7 +24,7 @@ from evalstop.core.detectors import (
 )
 from evalstop.core.model import Job, JobId, JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.noise_fold import NoiseFold
+from evalstop.core.noise_fold import NoiseFold, noise_folder
 from evalstop.core.regret import (
     HARMFUL_REGRET,
     RegretSummary,
@@ -208,11 +208,11 @@ def _fold_fast(
                 fired, best = index, watch.best_step
                 break
     else:
-        fold = NoiseFold(start_watch(detector))
+        state, fold = NoiseFold(start_watch(detector)), noise_folder(detector)
         for index, obs in enumerate(job.observations):
-            fold.fold(detector, obs.step, obs.eval_score)
-            if fold.fired_step is not None:
-                fired, best = index, fold.best_step
+            fold(state, obs.step, obs.eval_score)
+            if state.fired_step is not None:
+                fired, best = index, state.best_step
                 break
     if fired is None or fired == last:
         return None, last
@@ -229,7 +229,8 @@ def _index_of_step(job: Job, step: int) -> int:
 def job_run_score(job: Job, stop: int | None, kept: int | None) -> RunScore:
     """The regret-first score of ``job`` stopped at checkpoint ``stop`` keeping ``kept``.
 
-    Quality is the hidden noise-free quality; compute is GPU-seconds (spec ``RGT-4``).
+    Quality is the hidden noise-free quality, a rate (full scale 1: ``gain`` and ``lost`` are
+    in its units, ``RGT-5``); compute is GPU-seconds (spec ``RGT-4``).
     """
     quality = job.truth.quality
     peak = job.truth.peak_index
@@ -249,6 +250,8 @@ def job_run_score(job: Job, stop: int | None, kept: int | None) -> RunScore:
         post_peak=post_peak,
         saved=saved,
         delay=None if stop is None else stop - peak,
+        gain=best - first,
+        lost=max(best - kept_value, 0.0),
     )
 
 

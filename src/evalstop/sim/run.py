@@ -12,7 +12,7 @@ import attrs
 
 from evalstop.core.model import Job
 from evalstop.core.policy import Policy
-from evalstop.engine.fast import FastSimulator
+from evalstop.engine.builtin_fast import simulator_for
 from evalstop.engine.log import EventLog
 from evalstop.sim.workload import Workload
 
@@ -85,7 +85,7 @@ def simulate(
     """
     cluster = Cluster() if cluster is None else cluster
     jobs = tuple(workload.jobs if isinstance(workload, Workload) else workload)
-    simulator = FastSimulator(
+    simulator = simulator_for(
         policy, cluster.gpus, preemption_overhead=cluster.preemption_overhead, check=check
     )
     for job in sorted(jobs, key=lambda j: (j.spec.submit_time, j.job_id)):

@@ -272,13 +272,18 @@ def read_label(gold: Trace, proxy: Trace, scale: float = 1.0) -> Reading:
 
 
 def score_curve(
-    trace: Trace, detector: Detector[Any], collapsing: bool, mode: ModeChoice = "auto"
+    trace: Trace,
+    detector: Detector[Any],
+    collapsing: bool,
+    mode: ModeChoice = "auto",
+    scale: float | None = None,
 ) -> tuple[RunScore, ReplayResult]:
     """The regret-first score of ``detector`` on one real curve (spec ``COR-4``).
 
     The curve is replayed (``RPL-9``: a fire at its last point is not a stop); regret is the
     kept checkpoint's (``RGT-1``); compute is steps: the post-peak steps of the curve run to its
-    end, and those a stop avoids.
+    end, and those a stop avoids. With the metric's full ``scale`` the score also carries the
+    run's gain and the kept checkpoint's loss in its units (``RGT-5``).
     """
     result = replay(trace, detector, mode)
     sign = 1.0 if result.mode == "max" else -1.0
@@ -287,6 +292,11 @@ def score_curve(
     ]
     peak_step = max(finite, key=lambda pair: (pair[1], -pair[0]))[0] if finite else trace.last_step
     stop = result.stop_step
+    gain = lost = math.nan
+    if scale is not None and finite:
+        best = max(value for _, value in finite)
+        kept = finite[0][1] if result.kept_value is None else sign * result.kept_value
+        gain, lost = (best - finite[0][1]) / scale, max(best - kept, 0.0) / scale
     score = RunScore(
         stopped=result.stopped,
         regret=0.0 if result.relative_regret is None else result.relative_regret,
@@ -294,6 +304,8 @@ def score_curve(
         post_peak=float(trace.last_step - peak_step),
         saved=0.0 if stop is None else float(trace.last_step - max(stop, peak_step)),
         delay=None if stop is None else _evals_between(trace, peak_step, stop),
+        gain=gain,
+        lost=lost,
     )
     return score, result
 
