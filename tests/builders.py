@@ -6,8 +6,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
+from hypothesis import settings
 
-from evalstop.core.boundary import ClusterView, JobView
+from evalstop.core.boundary import CheckpointView, ClusterView, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
@@ -186,3 +187,32 @@ def cluster_view(
     return ClusterView(
         time=time, total_gpus=total, free_gpus=free, queued=tuple(queued), running=tuple(running)
     )
+
+
+def checkpoint_view(step: int, score: float, *, index: int = 1) -> CheckpointView:
+    """What a detector is shown at one report: ``score`` at ``step`` (job 1, RLHF, loss 1)."""
+    return CheckpointView(
+        job_id=1,
+        kind=JobKind.RLHF,
+        index=index,
+        step=step,
+        time=step,
+        eval_score=score,
+        loss=1.0,
+        proxy_reward=None,
+        estimated_progress=0.0,
+    )
+
+
+DEFAULT_EXAMPLES = 100
+"""The default Hypothesis profile's ``max_examples`` (conftest.py)."""
+
+
+def examples(floor: int) -> int:
+    """The example budget of a test that needs more than the profile's: ``floor`` under the
+    default profile, the profile's own when it is larger (``long``), and ``floor`` scaled down
+    as the profile is when it is smaller (``mutants``: 20 of 100 runs a fifth of ``floor``)."""
+    budget = settings().max_examples
+    if budget >= DEFAULT_EXAMPLES:
+        return max(floor, budget)
+    return max(1, floor * budget // DEFAULT_EXAMPLES)

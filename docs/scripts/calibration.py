@@ -1,11 +1,12 @@
 """Summary statistics of the labelled real RLHF curves: the fit of the ``calibrated`` world.
 
-``python docs/scripts/calibration.py`` reads every curve of ``shared/data/real-traces`` with
-the catalogue and the fixed labelling rule of ``real_traces.py`` and prints the statistics the
-``calibrated`` world is set from (spec ``CRV-7``): the share of healthy runs that plateau, the
-speed of the collapse after a hacking run's peak, the eval noise as a fraction of the gain
-(per source), the evaluation density, where hacking runs peak, and the initial levels and gains
-of the 0-1 metrics. Only the curves and their labels are used: no detector result enters.
+``python docs/scripts/calibration.py`` reads every curve of the packaged real corpus that the
+catalogue does not mark ``excluded``, labels it with the corpus's fixed rule and prints the
+statistics the ``calibrated`` world is set from (spec ``CRV-7``): the share of healthy runs
+that plateau, the speed of the collapse after a hacking run's peak, the eval noise as a
+fraction of the gain (per source), the evaluation density, where hacking runs peak, and the
+initial levels and gains of the 0-1 metrics. Only the curves and their labels are used: no
+detector result enters. The output is committed beside it (``calibration.out``).
 """
 
 from __future__ import annotations
@@ -107,9 +108,15 @@ def _plateaus(fractions: np.ndarray, values: np.ndarray) -> bool:
 
 
 def curve_stats(data_dir: Path) -> tuple[CurveStats, ...]:
-    """The statistics of every labelled curve of ``data_dir``."""
+    """The statistics of every labelled curve of ``data_dir`` that the corpus scores.
+
+    A curve the catalogue marks ``excluded`` (a duplicate of another run, a per-batch log that
+    is not an evaluation) is left out of the fit as it is left out of scoring (``CRV-7``).
+    """
     out: list[CurveStats] = []
     for source in catalogue(data_dir):
+        if source.excluded:
+            continue
         gold = source.read(data_dir, source.gold)
         reading = read_label(gold, source.read(data_dir, source.proxy), source.scale)
         if reading.label == "unlabelled":
@@ -205,6 +212,7 @@ def render(cal: Calibration) -> str:
     """The fit as a markdown table, then one row per curve."""
     hacking = sum(c.label == "hacking" for c in cal.curves)
     healthy = len(cal.curves) - hacking
+    unit = sorted({c.source for c in cal.curves if c.source in UNIT_SOURCES})
     rows = [
         (
             "healthy runs that plateau",
@@ -250,7 +258,7 @@ def render(cal: Calibration) -> str:
         (
             "initial quality q0",
             f"U({cal.initial_range[0]:.3f}, {cal.initial_range[1]:.3f})",
-            f"range of first values, 0-1 metrics ({', '.join(UNIT_SOURCES)})",
+            f"range of first values, labelled 0-1 metrics ({', '.join(unit)})",
         ),
         (
             "gain G",

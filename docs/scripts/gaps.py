@@ -49,22 +49,30 @@ class Variant:
 VARIANTS = (
     Variant("paper world (sigma 0.02, 10 evaluations)", PAPER),
     Variant("sigma 0", PAPER, eval_noise=0.0),
-    Variant("sigma 0.106 (calibrated noise)", PAPER, eval_noise=CALIBRATED.eval_noise),
+    Variant(
+        f"sigma {CALIBRATED.eval_noise:g} (calibrated noise)",
+        PAPER,
+        eval_noise=CALIBRATED.eval_noise,
+    ),
     Variant("20 evaluations per run", PAPER, evals_per_run=20),
     Variant("40 evaluations per run", PAPER, evals_per_run=40),
     Variant(
-        "calibrated collapse speed (kappa 2.49)",
+        f"calibrated collapse speed (kappa {CALIBRATED.decline_rate:g})",
         attrs.evolve(PAPER, decline_rate=CALIBRATED.decline_rate),
     ),
     Variant(
-        "calibrated turn range U(0.11, 0.67)",
+        "calibrated turn range U({:g}, {:g})".format(*CALIBRATED.turn_range),
         attrs.evolve(PAPER, turn_range=CALIBRATED.turn_range),
     ),
     Variant(
-        "calibrated plateau share 0.83",
+        f"calibrated plateau share {CALIBRATED.plateau_share:g}",
         attrs.evolve(PAPER, plateau_share=CALIBRATED.plateau_share),
     ),
-    Variant("12 evaluations per run (calibrated density)", PAPER, evals_per_run=12),
+    Variant(
+        f"{CALIBRATED.rlhf_evals} evaluations per run (calibrated density)",
+        PAPER,
+        evals_per_run=CALIBRATED.rlhf_evals,
+    ),
     Variant("calibrated world (all of the above)", CALIBRATED),
 )
 

@@ -305,7 +305,9 @@ def render_page(board: Tradeoff, misses: Sequence[Miss], gains: Sequence[float])
         "fires). A drop of a few sigma from the peak to the last point does not fire by "
         f"itself: the rule compares the smoothed level (memory {rule.memory:g} of the steps "
         "so far) with its peak, and widens the threshold while the noise estimate rests on "
-        "few second differences; a 5-point curve has at most one point where a fire is a stop.\n",
+        "few second differences. With the default warm-up of "
+        f"{rule.warmup_evals}, a 5-point curve has {max(5 - rule.warmup_evals, 0)} point(s) "
+        "where a fire is a stop.\n",
         *_real_section(board, misses),
         "",
         _USER.format(keep_gap=_keep_gap(board)),

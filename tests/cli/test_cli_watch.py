@@ -215,7 +215,7 @@ def test_wch2_knobs_build_the_detector_as_replay_does(
         code, out, err = cli(capsys, *argv, "--warmup-evals", warmup)
         assert (code, err) == (0, "")
         body = json.loads(out)
-        assert body["detector"] == f"noise-aware(z=2.25,memory=0.3,warmup={warmup})"
+        assert body["detector"] == f"noise-aware(z=2,memory=0.3,warmup={warmup})"
         stops[warmup] = body["stop_step"]
         (root / "a" / "evalstop-stop.json").unlink()
     assert stops == {"4": 40, "5": 50}

@@ -4,29 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.boundary import CheckpointView
-from evalstop.core.model import JobKind
+from builders import checkpoint_view
 from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
-
-
-def view(step: int, score: float) -> CheckpointView:
-    return CheckpointView(
-        job_id=1,
-        kind=JobKind.RLHF,
-        index=1,
-        step=step,
-        time=step,
-        eval_score=score,
-        loss=1.0,
-        proxy_reward=None,
-        estimated_progress=0.0,
-    )
 
 
 def run(
@@ -36,7 +22,7 @@ def run(
     steps = [10 * (i + 1) for i in range(len(scores))] if steps is None else steps
     state, fired = detector.initial(), None
     for step, score in zip(steps, scores, strict=True):
-        state = detector.update(state, view(step, score))
+        state = detector.update(state, checkpoint_view(step, score))
         if fired is None and detector.fired(state):
             fired = step
     return state, fired
@@ -59,8 +45,8 @@ def test_nad1_noise_is_the_scaled_mean_absolute_second_difference() -> None:
 def test_nad2_level_memory_is_a_fraction_of_elapsed_steps() -> None:
     """NAD-2: the level's memory is a fraction of the elapsed steps."""
     detector = NoiseAwareDetector(memory=0.5)
-    first = detector.update(detector.initial(), view(10, 0.0))
-    second = detector.update(first, view(20, 1.0))
+    first = detector.update(detector.initial(), checkpoint_view(10, 0.0))
+    second = detector.update(first, checkpoint_view(20, 1.0))
     alpha = 1.0 - math.exp(-10 / (0.5 * 20))
     assert second.level == pytest.approx(alpha)
     assert second.weight == pytest.approx((1 - alpha) ** 2 + alpha**2)
@@ -70,9 +56,9 @@ def test_nad3_peak_tracks_the_highest_level_and_baseline_seeds_it() -> None:
     """NAD-3: the peak is the highest level; a baseline seeds it."""
     state, _ = run(NoiseAwareDetector(), [0.0, 1.0, 2.0, 1.0])
     assert state.peak > state.level
-    seeded = NoiseAwareDetector(baseline=5.0).update(NoiseState(), view(10, 1.0))
+    seeded = NoiseAwareDetector(baseline=5.0).update(NoiseState(), checkpoint_view(10, 1.0))
     assert (seeded.peak, seeded.peak_weight) == (4.0, 0.0)
-    below = NoiseAwareDetector(baseline=0.0).update(NoiseState(), view(10, 1.0))
+    below = NoiseAwareDetector(baseline=0.0).update(NoiseState(), checkpoint_view(10, 1.0))
     assert (below.peak, below.peak_weight) == (0.0, 1.0)
 
 
@@ -102,12 +88,13 @@ def test_nad4_baseline_stops_a_run_that_stays_far_below_it() -> None:
     assert run(NoiseAwareDetector(baseline=1.0, warmup_evals=4), flat)[1] == 40
 
 
-def test_nad4_a_five_checkpoint_collapse_can_be_stopped_before_its_end() -> None:
-    """NAD-4, NAD-9: with the default warm-up (4) a steady fall on a 5-point curve fires at its
-    4th checkpoint, a stop before the run's end; the old warm-up of 5 could not."""
+def test_nad4_the_warmup_decides_when_a_five_checkpoint_collapse_can_stop() -> None:
+    """NAD-4, NAD-9: a steady fall on a 5-point curve fires at its 4th checkpoint with
+    ``warmup_evals=4``, a stop before the run's end; the default warm-up (5) fires at its
+    last checkpoint at the earliest."""
     short = [1.0, 1.02, 0.6, 0.2, -0.2]
-    assert run(NoiseAwareDetector(), short)[1] == 40
-    assert run(NoiseAwareDetector(warmup_evals=5), short)[1] == 50
+    assert run(NoiseAwareDetector(warmup_evals=4), short)[1] == 40
+    assert run(NoiseAwareDetector(), short)[1] == 50
 
 
 scores_strategy = st.lists(
@@ -177,19 +164,29 @@ def test_nad8_bad_parameters_are_value_errors(kwargs: dict[str, float]) -> None:
 
 def test_nad8_name_shows_non_default_knobs() -> None:
     """NAD-8: parameters are validated and non-default knobs show in the name."""
-    assert NoiseAwareDetector().name == "noise-aware(z=2.25,memory=0.3,warmup=4)"
+    assert NoiseAwareDetector().name == "noise-aware(z=2,memory=0.3,warmup=5)"
     assert NoiseAwareDetector(min_delta=0.5, baseline=1.0).name == (
-        "noise-aware(z=2.25,memory=0.3,warmup=4,min_delta=0.5,baseline=1)"
+        "noise-aware(z=2,memory=0.3,warmup=5,min_delta=0.5,baseline=1)"
     )
     assert NoiseAwareDetector(keep_memory=0.1).name.endswith(",keep=level(0.1))")
     assert NoiseAwareDetector(keep="best").name.endswith(",keep=best)")
 
 
 def test_nad9_defaults_are_the_committed_simulator_choice() -> None:
-    """NAD-9: the defaults are the committed simulator choice."""
+    """NAD-9: the defaults are the choice printed in docs/scripts/tune_noise_aware.out."""
     detector = NoiseAwareDetector()
-    assert (detector.z, detector.memory, detector.warmup_evals) == (2.25, 0.3, 4)
+    assert (detector.z, detector.memory, detector.warmup_evals) == (2.0, 0.3, 5)
     assert (detector.keep, detector.keep_memory) == ("level", 0.05)
+    out = Path(__file__).resolve().parents[2] / "docs" / "scripts" / "tune_noise_aware.out"
+    chosen = [line for line in out.read_text(encoding="utf-8").splitlines() if "chosen:" in line]
+    assert chosen
+    assert all(
+        line.split("chosen: ")[1].startswith(
+            f"z={detector.z:g} memory={detector.memory:g} warmup={detector.warmup_evals} "
+            f"keep=level({detector.keep_memory:g})"
+        )
+        for line in chosen
+    )
 
 
 def test_nad5_monitor_state_round_trips_through_json() -> None:
@@ -234,7 +231,7 @@ def test_nad10_level_keep_ignores_a_lucky_spike_the_argmax_keeps() -> None:
         detector = NoiseAwareDetector(keep=keep, keep_memory=0.2)
         watch = start_watch(detector)
         for step, score in zip(steps, scores, strict=True):
-            watch = observe(detector, watch, view(step, score))
+            watch = observe(detector, watch, checkpoint_view(step, score))
         kept_by[keep] = (watch.best_step, watch.best_score)
     assert kept_by["best"] == (1030, 2.0)
     assert kept_by["level"] == (1090, 1.2)
@@ -252,7 +249,7 @@ def test_nad10_kept_step_is_the_smoothed_levels_first_argmax(
     detector = NoiseAwareDetector(keep="level", keep_memory=memory)
     watch = start_watch(detector)
     for step, score in zip(steps, scores, strict=True):
-        watch = observe(detector, watch, view(step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score))
         assert watch.best_step is not None
     expected = _track_argmax(scores, steps, memory)
     assert watch.best_step == expected

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.boundary import CheckpointView
-from evalstop.core.model import JobKind
+from builders import checkpoint_view
 from evalstop.core.noise_aware import NoiseAwareDetector
 
 SIGMA_FACTOR = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
@@ -79,20 +78,6 @@ class Reference:
         return max(widened * sigma * math.sqrt(self.w_peak + self.w), self.detector.min_delta)
 
 
-def view(step: int, score: float) -> CheckpointView:
-    return CheckpointView(
-        job_id=1,
-        kind=JobKind.RLHF,
-        index=1,
-        step=step,
-        time=step,
-        eval_score=score,
-        loss=1.0,
-        proxy_reward=None,
-        estimated_progress=0.0,
-    )
-
-
 def check_against_reference(
     detector: NoiseAwareDetector, reports: Sequence[tuple[int, float]]
 ) -> None:
@@ -101,7 +86,7 @@ def check_against_reference(
     state = detector.initial()
     for step, score in reports:
         expected = reference.report(step, score)
-        state = detector.update(state, view(step, score))
+        state = detector.update(state, checkpoint_view(step, score))
         assert detector.fired(state) is expected
         assert state.evals == len(reference.scores)
         assert state.step == step
@@ -162,7 +147,7 @@ def test_nad2_nad3_hand_cases_the_random_ones_may_miss() -> None:
     check_against_reference(detector, [(0, 0.0), (1, 0.0), (1, 1.0), (2, 0.0), (9, 0.0)])
     seeded = NoiseAwareDetector(baseline=0.5, warmup_evals=0)
     check_against_reference(seeded, [(10, 0.5), (20, 0.0), (30, 0.25), (40, -0.5)])
-    assert seeded.update(seeded.initial(), view(10, 0.5)).peak_weight == 1.0
+    assert seeded.update(seeded.initial(), checkpoint_view(10, 0.5)).peak_weight == 1.0
 
 
 def test_nad4_a_drop_equal_to_the_threshold_does_not_fire() -> None:
@@ -173,11 +158,11 @@ def test_nad4_a_drop_equal_to_the_threshold_does_not_fire() -> None:
     check_against_reference(detector, reports)
     state = detector.initial()
     for step, score in reports:
-        state = detector.update(state, view(step, score))
+        state = detector.update(state, checkpoint_view(step, score))
     assert state.peak - state.level == 1.0
     assert detector.threshold(state) == 1.0
     assert not detector.fired(state)
-    deeper = detector.update(state, view(50, 0.0))
+    deeper = detector.update(state, checkpoint_view(50, 0.0))
     assert detector.fired(deeper)
 
 
@@ -189,7 +174,7 @@ def test_nad4_warmup_steps_is_inclusive() -> None:
         detector = NoiseAwareDetector(z=0.5, memory=1e-6, warmup_evals=0, warmup_steps=warmup_steps)
         state = detector.initial()
         for step, score in reports:
-            state = detector.update(state, view(step, score))
+            state = detector.update(state, checkpoint_view(step, score))
             if detector.fired(state):
                 fired_at.append((warmup_steps, step))
                 break
@@ -219,7 +204,7 @@ def test_nad8_every_validator_names_the_parameter(name: str, value: float) -> No
 def test_nad5_first_state_is_numbers_only() -> None:
     """NAD-5: after the first report every field is a plain number or bool (none is None)."""
     detector = NoiseAwareDetector()
-    state = detector.update(detector.initial(), view(10, 0.25))
+    state = detector.update(detector.initial(), checkpoint_view(10, 0.25))
     values = attrs.astuple(state)
     assert all(isinstance(value, bool | int | float) for value in values)
     assert state.alarm is False

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.boundary import CheckpointView
+from builders import checkpoint_view
 from evalstop.core.detectors import observe, start_watch
-from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.noise_fold import NoiseFold, noise_folder
 
@@ -41,10 +41,6 @@ def reports(draw: st.DrawFn) -> list[tuple[int, float]]:
     return out
 
 
-def view(index: int, step: int, score: float) -> CheckpointView:
-    return CheckpointView(3, JobKind.RLHF, index, step, 7, score, 0.5, None, 0.25)
-
-
 @given(detector=DETECTORS, stream=reports())
 def test_nad11_fold_in_place_equals_observe(
     detector: NoiseAwareDetector, stream: list[tuple[int, float]]
@@ -55,7 +51,7 @@ def test_nad11_fold_in_place_equals_observe(
     watch = start_watch(detector)
     state, fold, method = NoiseFold(watch), noise_folder(detector), NoiseFold(watch)
     for index, (step, score) in enumerate(stream, start=1):
-        watch = observe(detector, watch, view(index, step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         assert fold(state, step, score) == math.isfinite(score)
         assert method.fold(detector, step, score) == math.isfinite(score)
         assert repr(state.watch) == repr(watch) == repr(method.watch)
@@ -68,10 +64,10 @@ def test_nad11_fold_resumes_from_any_watch(
     """NAD-11: a fold built from a watch part-way continues exactly as observe does."""
     watch = start_watch(detector)
     for index, (step, score) in enumerate(stream[:cut], start=1):
-        watch = observe(detector, watch, view(index, step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
     state, fold = NoiseFold(watch), noise_folder(detector)
     for index, (step, score) in enumerate(stream[cut:], start=cut + 1):
-        watch = observe(detector, watch, view(index, step, score))
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         fold(state, step, score)
     assert repr(state.watch) == repr(watch)
 
@@ -86,6 +82,51 @@ def test_nad11_fold_method_with_two_rules_interleaved(
     folds = [NoiseFold(watch) for watch in watches]
     for index, (step, score) in enumerate(stream, start=1):
         for i, detector in enumerate(detectors):
-            watches[i] = observe(detector, watches[i], view(index, step, score))
+            watches[i] = observe(detector, watches[i], checkpoint_view(step, score, index=index))
             folds[i].fold(detector, step, score)
     assert [repr(fold.watch) for fold in folds] == [repr(watch) for watch in watches]
+
+
+def _alarm_after(detector: NoiseAwareDetector, reports: list[tuple[int, float]]) -> bool:
+    """Whether the rule holds after the last of ``reports`` (observe, the generic fold)."""
+    watch = start_watch(detector)
+    for index, (step, score) in enumerate(reports, start=1):
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
+    return watch.rule.alarm
+
+
+@pytest.mark.parametrize(
+    ("z", "memory", "min_delta"),
+    [(0.5, 0.05, 0.0), (1.0, 0.3, 0.0), (2.25, 0.3, 0.0), (3.0, 1.0, 0.0), (2.25, 0.3, 0.4)],
+)
+def test_nad11_fold_agrees_at_the_edge_of_firing(z: float, memory: float, min_delta: float) -> None:
+    """NAD-11: at the edge of firing (the last score of a run that does not fire and the
+    next float below it, which does, found by bisection) the in-place fold's alarm is
+    observe's: the two compute the threshold alike to the last bit, not just roughly."""
+    detector = NoiseAwareDetector(z=z, memory=memory, warmup_evals=0, min_delta=min_delta)
+    prefix = [(10 * i, 0.1 * i + (0.05 if i % 2 else -0.05)) for i in range(1, 13)]
+    fires, calm = -100.0, prefix[-1][1]
+    assert _alarm_after(detector, [*prefix, (130, fires)])
+    assert not _alarm_after(detector, [*prefix, (130, calm)])
+    while (middle := (fires + calm) / 2) not in (fires, calm):
+        if _alarm_after(detector, [*prefix, (130, middle)]):
+            fires = middle
+        else:
+            calm = middle
+    for score, alarm in ((fires, True), (calm, False)):
+        fold = NoiseFold(start_watch(detector))
+        for step, value in [*prefix, (130, score)]:
+            fold.fold(detector, step, value)
+        assert fold.alarm is alarm
+
+
+def test_nad11_a_baseline_equal_to_the_first_score_seeds_no_peak() -> None:
+    """NAD-11, DET-11: a baseline equal to the first score seeds nothing (the peak starts at the
+    first level, weight 1), in the fold as in observe; one above it seeds the peak (weight 0)."""
+    for baseline, peak_weight in ((0.5, 1.0), (0.75, 0.0)):
+        detector = NoiseAwareDetector(baseline=baseline, warmup_evals=0)
+        watch = observe(detector, start_watch(detector), checkpoint_view(10, 0.5))
+        fold = NoiseFold(start_watch(detector))
+        fold.fold(detector, 10, 0.5)
+        assert repr(fold.watch) == repr(watch)
+        assert (fold.peak, fold.peak_weight) == (baseline - 0.5, peak_weight)

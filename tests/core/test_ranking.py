@@ -8,6 +8,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import examples
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobKind
@@ -53,7 +54,7 @@ def clusters(draw: st.DrawFn) -> ClusterView:
     return ClusterView(now, total, free, tuple(queued), tuple(running_order), EventKind.ARRIVAL)
 
 
-@settings(max_examples=max(400, settings().max_examples))
+@settings(max_examples=examples(400))
 @given(cluster=clusters(), name=st.sampled_from(sorted(BASE_POLICIES)))
 def test_pol6_ordered_state_decides_as_the_policy(cluster: ClusterView, name: str) -> None:
     """POL-6: told the same jobs, a base policy's state decides what the policy decides."""
@@ -106,7 +107,7 @@ def _apply(view: ClusterView, decision: Decision, time: int, state: PolicyState)
     return attrs.evolve(view, free_gpus=free, queued=tuple(order), running=tuple(running.values()))
 
 
-@settings(max_examples=max(300, settings().max_examples))
+@settings(max_examples=examples(300))
 @given(
     cluster=clusters(),
     name=st.sampled_from(sorted(BASE_POLICIES)),

@@ -38,7 +38,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from builders import make_job
+from builders import examples, make_job
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision, StopOrder
 from evalstop.core.detectors import DeclineDetector, Detector
@@ -523,7 +523,7 @@ class SrtfMachine(EngineMachine):
 
 
 STATEFUL = settings(
-    max_examples=max(200, settings().max_examples),  # more under the 'long' profile
+    max_examples=examples(200),  # more under the 'long' profile
     stateful_step_count=50,
 )
 

@@ -19,7 +19,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from builders import make_job
+from builders import examples, make_job
 from evalstop.core.detectors import DeclineDetector
 from evalstop.core.model import JobKind
 from evalstop.core.policies import fifo, las, sjf_est
@@ -194,7 +194,7 @@ class BuiltinAgainstStep(AgainstStep):
         self.start(BuiltinSimulator, system, overhead, chunk)
 
 
-SETTINGS = settings(max_examples=max(300, settings().max_examples), stateful_step_count=40)
+SETTINGS = settings(max_examples=examples(300), stateful_step_count=40)
 TestFastAgainstStep = FastAgainstStep.TestCase
 TestFastAgainstStep.settings = SETTINGS
 TestBuiltinAgainstStep = BuiltinAgainstStep.TestCase

@@ -14,9 +14,12 @@ import attrs
 import pytest
 
 from builders import Recorder, make_job, records_of
-from evalstop.core.boundary import EventKind, JobView
+from evalstop.core.boundary import CheckpointView, EventKind, JobView
+from evalstop.core.detectors import DeclineDetector
 from evalstop.core.model import Job
+from evalstop.core.policies import srtf_est
 from evalstop.core.registry import make_policy
+from evalstop.core.wrapper import evalstop
 from evalstop.engine import Simulator
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import LogKind
@@ -109,3 +112,46 @@ def test_bnd1_a_view_carries_the_spec_of_its_job(
             view.tenant,
             view.name,
         ) == (7, spec.kind, 2, 3, 55, 20, "team-b", "cifar10-7")
+
+
+@attrs.frozen(eq=False)
+class Spy:
+    """A detector that never fires and records every checkpoint view it is shown."""
+
+    seen: list[CheckpointView] = attrs.field(factory=list)
+
+    @property
+    def name(self) -> str:
+        return "spy"
+
+    def initial(self) -> int:
+        return 0
+
+    def update(self, state: int, obs: CheckpointView) -> int:
+        self.seen.append(obs)
+        return state + 1
+
+    def fired(self, state: int) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("overhead", [0, 30])
+def test_eng15_two_detectors_see_the_same_reports_in_both_engines(overhead: int) -> None:
+    """ENG-15, EVS-1: with two detectors (the built-in decline rule and another) each engine
+    shows the other detector the same checkpoint views (job, kind, index, step, time, score,
+    losses, progress) and the decline rule stops the same jobs at the same checkpoints."""
+    logs, seen = [], []
+    for engine in (Simulator, FastSimulator):
+        spy = Spy()
+        policy = evalstop(evalstop(srtf_est, DeclineDetector(2)), spy)
+        assert policy.detectors == (DeclineDetector(2), spy)
+        sim = engine(policy, 2, preemption_overhead=overhead)
+        sim.submit(make_job(1, scores=[0.5, 0.4, 0.3, 0.2, 0.1], estimate=80))
+        sim.submit(make_job(2, submit=5, gpus=2, scores=[0.1, 0.3, 0.2, 0.4], estimate=20))
+        sim.submit(make_job(3, submit=7, scores=SCORES, losses=LOSSES, estimate=15))
+        sim.run()
+        logs.append(repr(list(sim.log)))
+        seen.append(repr(spy.seen))
+    assert logs[0] == logs[1]
+    assert seen[0] == seen[1]
+    assert [r.job_id for r in records_of(sim.log, LogKind.STOP)] == [1]

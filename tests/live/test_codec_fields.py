@@ -9,8 +9,10 @@ import math
 import re
 from typing import Any
 
+import attrs
 import pytest
 
+from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.monitor import Monitor
@@ -121,3 +123,47 @@ def test_mon15_from_json_of_a_non_object_says_so() -> None:
         with pytest.raises(ValueError) as error:
             Monitor.from_json(text)
         assert str(error.value) == "not a saved evalstop monitor: expected a JSON object"
+
+
+def test_mon15_jobs_that_are_not_a_list_are_refused() -> None:
+    """MON-15: a saved state whose "jobs" is not a list is refused with that reason."""
+    data = saved(DeclineDetector(k=3))
+    jobs: object
+    for jobs in ({}, "a", None):
+        data["jobs"] = jobs
+        with pytest.raises(
+            ValueError, match=r"^not a saved evalstop monitor: jobs must be a list$"
+        ):
+            Monitor.from_dict(copy.deepcopy(data))
+
+
+@attrs.frozen
+class Steps:
+    """A custom rule state holding a tuple, which JSON cannot carry as such."""
+
+    steps: tuple[int, ...] = ()
+
+
+@attrs.frozen
+class StepRecorder:
+    """A custom detector whose state is a :class:`Steps`; it never fires."""
+
+    name: str = "step-recorder"
+
+    def initial(self) -> Steps:
+        return Steps()
+
+    def update(self, state: Steps, obs: CheckpointView) -> Steps:
+        return Steps((*state.steps, obs.step))
+
+    def fired(self, state: Steps) -> bool:
+        return False
+
+
+def test_mon11_a_state_value_json_cannot_carry_is_a_type_error_naming_it() -> None:
+    """MON-11: saving a custom detector's state that holds a value JSON cannot carry (here a
+    tuple) is a TypeError naming the value, not a silently altered state."""
+    monitor = Monitor(StepRecorder())
+    monitor.observe("a", 10, 0.5)
+    with pytest.raises(TypeError, match=re.escape("cannot serialise detector state value (10,)")):
+        monitor.to_json()

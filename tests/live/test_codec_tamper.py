@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import examples
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, StopAtProgress
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
@@ -22,7 +23,7 @@ DETECTORS: list[Detector[Any]] = [
     StopAtProgress(0.5),
     NoiseAwareDetector(warmup_evals=2),
 ]
-BUDGET = max(50, settings().max_examples)
+BUDGET = examples(50)
 
 json_leaf = st.one_of(
     st.none(),

@@ -173,3 +173,28 @@ def test_mon14_noise_aware_record_equals_generic(
     assert [repr(fast.job_state(key)) for key in fast] == [
         repr(generic.job_state(key)) for key in generic
     ]
+
+
+@pytest.mark.parametrize("key", [1.5, True, None, ("a",)])
+def test_mon17_a_key_neither_str_nor_int_is_refused_in_a_batch(key: object) -> None:
+    """MON-17: observe_many refuses a job key that is not a str or an int (a float, a bool,
+    None, a tuple) with observe's TypeError, after folding the triples before it."""
+    monitor = Monitor(DeclineDetector(1))
+    with pytest.raises(TypeError, match=r"^job_id must be a str or an int, got "):
+        monitor.observe_many([("a", 1, 1.0), (key, 1, 1.0)])  # type: ignore[list-item]
+    assert list(monitor) == ["a"]
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["observe", "observe_many"])
+def test_mon14_a_drop_of_exactly_min_delta_is_not_a_decline(batch: bool) -> None:
+    """MON-14, DET-1: on the in-place path a score lower than the previous one by exactly
+    min_delta (or equal to it, with min_delta 0) is not a decline; a larger drop is."""
+    for min_delta, scores in ((0.25, [1.0, 0.75, 0.375]), (0.0, [0.5, 0.5, 0.25])):
+        monitor = Monitor(DeclineDetector(1, min_delta=min_delta))
+        for step, score in enumerate(scores[:2], start=1):
+            if batch:
+                assert monitor.observe_many([("a", step, score)]) == []
+            else:
+                assert not monitor.observe("a", step, score).stopped
+        stops = monitor.observe_many([("a", 3, scores[2])])
+        assert [(stop.job_id, stop.stop_step) for stop in stops] == [("a", 3)]

@@ -6,18 +6,21 @@ import math
 import sys
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts"))
 
+import calibration
 from calibration import calibrate, curve_stats, main, noise_sd, render
 
 from evalstop.sim.curves import GAIN_RANGE, INITIAL_RANGE
 from evalstop.sim.worlds import CALIBRATED
-from evalstop.traces.corpus import default_data_dir
+from evalstop.traces.corpus import CurveSource, catalogue, default_data_dir
 
 ESTIMATE_MEDIAN = 1.2
+OUT = Path(__file__).resolve().parents[2] / "docs" / "scripts" / "calibration.out"
 
 
 def test_crv7_calibrated_world_is_the_fit_of_the_real_curves() -> None:
@@ -36,8 +39,50 @@ def test_crv7_calibrated_world_is_the_fit_of_the_real_curves() -> None:
     assert tuple(round(x, 3) for x in fit.initial_range) == INITIAL_RANGE
     assert tuple(round(x, 3) for x in fit.gain_range) == GAIN_RANGE
     text = render(fit)
-    assert "healthy runs that plateau | 0.83" in text
-    assert sum(c.label == "hacking" for c in fit.curves) == 18
+    assert "healthy runs that plateau | 0.82" in text
+    assert sum(c.label == "hacking" for c in fit.curves) == 17
+    assert sum(c.label == "healthy" for c in fit.curves) == 11
+
+
+def test_crv7_excluded_curves_never_feed_the_fit() -> None:
+    """CRV-7: no curve the catalogue marks ``excluded`` is among the fitted curves.
+
+    The corpus has excluded curves that the labelling rule labels (the duplicate PAR run is
+    healthy, the GRPO train-batch log hacking), so a fit that read them would contain them.
+    """
+    data = default_data_dir()
+    excluded = {s.name for s in catalogue(data) if s.excluded}
+    assert len(excluded) == 2
+    fitted = {c.name for c in curve_stats(data)}
+    assert not fitted & excluded
+    assert fitted
+
+
+def test_crv7_marking_a_curve_excluded_removes_it_from_the_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CRV-7: the fit follows the ``excluded`` mark, not a list of names.
+
+    Marking every hacking curve but one excluded leaves one hacking curve in the fit; the
+    half-loss time is then that curve's own.
+    """
+    data = default_data_dir()
+    full = curve_stats(data)
+    hacking = [c for c in full if c.label == "hacking" and math.isfinite(c.half_loss_ratio)]
+    kept = hacking[0]
+    dropped = {c.name for c in hacking[1:]}
+
+    def marked(data_dir: Path) -> tuple[CurveSource, ...]:
+        return tuple(
+            attrs.evolve(s, excluded="test") if s.name in dropped else s
+            for s in catalogue(data_dir)
+        )
+
+    monkeypatch.setattr(calibration, "catalogue", marked)
+    fit = calibrate(curve_stats(data))
+    assert [c.name for c in fit.curves if c.label == "hacking"] == [kept.name]
+    assert fit.half_loss_ratio == kept.half_loss_ratio
+    assert len(fit.curves) == len(full) - len(dropped)
 
 
 def test_crv7_noise_estimate_recovers_known_noise() -> None:
@@ -53,4 +98,13 @@ def test_crv7_script_prints_the_fit(capsys: pytest.CaptureFixture[str]) -> None:
     data = default_data_dir()
     assert main(["--data", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "decline rate kappa | 2.49" in out
+    assert "decline rate kappa | 2.26" in out
+
+
+def test_crv7_committed_calibration_output_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    """CRV-7: ``docs/scripts/calibration.out`` is what the script prints now.
+
+    Regenerate with ``python docs/scripts/calibration.py > docs/scripts/calibration.out``.
+    """
+    assert main([]) == 0
+    assert capsys.readouterr().out == OUT.read_text(encoding="utf-8")

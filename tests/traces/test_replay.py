@@ -419,7 +419,7 @@ def test_rpl9_last_point_fire_regret_and_knobs(
     stopped = cli_json(capsys, str(path), "--k", "1")
     assert (stopped["stop_step"], stopped["kept_step"], stopped["stop_class"]) == (3, 2, "benign")
     knobbed = cli_json(capsys, str(path), "--detector", "noise-aware", "--warmup-evals", "2")
-    assert knobbed["detector"] == "noise-aware(z=2.25,memory=0.3,warmup=2)"
+    assert knobbed["detector"] == "noise-aware(z=2,memory=0.3,warmup=2)"
     code, _, err = cli(capsys, str(path), "--warmup-evals", "3")
     assert code == 2 and "--warmup-evals" in err and "noise-aware" in err
     delta = cli_json(capsys, str(path), "--k", "1", "--min-delta", "0.2")  # DET-1: drops of 0.1

@@ -122,9 +122,9 @@ class NoiseAwareDetector:
     """Fire when the smoothed score has fallen from its peak by more than the noise explains.
 
     Attributes:
-        z: how many standard deviations of the drop under noise alone make a decline (2.25).
+        z: how many standard deviations of the drop under noise alone make a decline (2).
         memory: the level's memory, as a fraction of the steps elapsed so far (0.3).
-        warmup_evals: no stop before this many valid evaluations (4: the noise estimate needs
+        warmup_evals: no stop before this many valid evaluations (5: the noise estimate needs
             a few second differences; the Student-t widening guards the first ones).
         warmup_steps: no stop before this step (0).
         min_delta: the drop must also exceed this, in the metric's units (0).
@@ -138,9 +138,9 @@ class NoiseAwareDetector:
     (spec ``NAD-9``).
     """
 
-    z: float = attrs.field(default=2.25, validator=_positive)
+    z: float = attrs.field(default=2.0, validator=_positive)
     memory: float = attrs.field(default=0.3, validator=_positive)
-    warmup_evals: int = attrs.field(default=4, validator=_count)
+    warmup_evals: int = attrs.field(default=5, validator=_count)
     warmup_steps: int = attrs.field(default=0, validator=_count)
     min_delta: float = attrs.field(default=0.0, validator=_non_negative)
     baseline: float | None = attrs.field(default=None, validator=_optional_finite)

@@ -59,10 +59,10 @@ RISE_PEAK_RANGE = (1.5, 4.0)
 """Where the rise ``r`` would peak, in run lengths: beyond the last step (a bigger reward model
 or a tighter KL budget moves Gao's d* out; Gao et al. Fig. 1). Same for both labels."""
 
-INITIAL_RANGE = (0.456, 0.516)
-"""Initial eval score ``q0``: the range of the first values of the real 0-1 gold metrics
-(PAR win rate vs SFT, GSM8K accuracy; ``docs/scripts/calibration.py``). Same for both
-labels and both worlds."""
+INITIAL_RANGE = (0.472, 0.516)
+"""Initial eval score ``q0``: the range of the first values of the labelled real 0-1 gold
+metrics the corpus scores (PAR win rate vs SFT; ``docs/scripts/calibration.py``). Same for
+both labels and both worlds."""
 
 GAIN_RANGE = (0.085, 0.228)
 """Gain ``G`` (eval-score units): the range of the real 0-1 gold metrics' gains from first
