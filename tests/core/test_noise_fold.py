@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import checkpoint_view
-from evalstop.core.detectors import observe, start_watch
+from evalstop.core.detectors import Watch, observe, start_watch
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.noise_fold import NoiseFold, noise_folder
 
@@ -130,3 +131,23 @@ def test_nad11_a_baseline_equal_to_the_first_score_seeds_no_peak() -> None:
         fold.fold(detector, 10, 0.5)
         assert repr(fold.watch) == repr(watch)
         assert (fold.peak, fold.peak_weight) == (baseline - 0.5, peak_weight)
+
+
+def test_nad11_from_any_watch_and_at_step_zero() -> None:
+    """NAD-11: the fold equals observe from any watch, not only those a fold reaches: one whose
+    rule holds but has not fired (a laxer rule folded it) fires at the next report, a NaN one
+    too; and reports at step 0 (elapsed time floored at 1, no time passed) fold alike."""
+    detector = NoiseAwareDetector(warmup_evals=0)
+    alarmed = attrs.evolve(
+        observe(detector, start_watch(detector), checkpoint_view(10, 0.5)).rule, alarm=True
+    )
+    for score in (math.nan, 0.5):
+        watch = Watch(alarmed, 1, 10, 0.5, None)
+        fold = NoiseFold(watch)
+        fold.fold(detector, 20, score)
+        assert repr(fold.watch) == repr(observe(detector, watch, checkpoint_view(20, score)))
+    watch, fold = start_watch(detector), NoiseFold(start_watch(detector))
+    for step, score in ((0, 0.5), (0, 0.25), (0, 1.0), (1, 0.0)):
+        watch = observe(detector, watch, checkpoint_view(step, score))
+        fold.fold(detector, step, score)
+        assert repr(fold.watch) == repr(watch)

@@ -8,7 +8,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import examples
+from builders import examples, job_view
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobKind
@@ -162,3 +162,13 @@ def test_pol7_a_key_does_not_move_before_its_time(job: tuple[JobView, int], late
                 assert policy.key(view, now=t) == policy.key(view, now=now)
         if moves is not None:  # and it is a real move, not a bound too early (LAS: exact)
             assert policy.key(view, now=moves) != policy.key(view, now=moves - 1)
+
+
+def test_pol7_las_moves_at_a_whole_second() -> None:
+    """POL-7, MOD-1: las's next move is the first whole second at which the job's attained
+    GPU service reaches the next threshold, also when its GPUs do not divide the threshold
+    (7 GPUs: 514 s give 3,598 GPU-seconds, 515 s give 3,605 >= 3,600)."""
+    view = job_view(1, gpus=7, running_since=100)
+    moves = las.moves_at(view, 100) if las.moves_at is not None else None
+    assert moves == 615 and type(moves) is int
+    assert las.key(view, now=615) != las.key(view, now=614)

@@ -326,3 +326,19 @@ def test_eng13_the_wrapper_asks_its_base_with_the_same_cause_and_view() -> None:
         assert wrapper.needs_decision(EventKind.CHECKPOINT, fired) is True
         assert base.asked == [(EventKind.CHECKPOINT, calm), (EventKind.ARRIVAL, None)]
     assert evalstop(fifo, K2).needs_decision(EventKind.CHECKPOINT, calm) is False
+
+
+@pytest.mark.parametrize("name", sorted(BASE_POLICIES))
+def test_pol6_the_wrapper_keeps_its_bases_ordered_state(name: str) -> None:
+    """POL-6: EvalStop over a built-in base provides an ordered state (over the base's), which
+    decides what the wrapper decides; over a base without one it provides none."""
+    wrapper = evalstop(BASE_POLICIES[name], K2)
+    state = wrapper.start_run(4)
+    assert state is not None
+    view = job_view(1, running_since=0, verdicts=(verdict(False),))
+    state.started(view)
+    waiting = job_view(2, gpus=3, submit=1)
+    state.queued(waiting)
+    cluster = cluster_view(total=4, running=[view], queued=[waiting], time=5)
+    assert state.decide(5, 3, EventKind.ARRIVAL, None) == wrapper(cluster)
+    assert evalstop(Asking(True), K2).start_run(4) is None
