@@ -193,7 +193,41 @@ def _real_section(board: Tradeoff, misses: Sequence[Miss]) -> list[str]:
         for m in misses
     ]
     miss_header = ["missed curve", "points", "eligible", "gain / sigma", "drop / sigma", "reach"]
-    return [*_table(header, rows), "", *_table(miss_header, miss_rows)]
+    return [
+        *_table(header, rows),
+        "",
+        _real_verdict(board, misses),
+        "",
+        *_table(miss_header, miss_rows),
+    ]
+
+
+def _real_verdict(board: Tradeoff, misses: Sequence[Miss]) -> str:
+    """Which real-curve goal gives way (recall >= 90% with no harmful stop on a healthy run),
+    computed over every swept point, and how many misses the warm-up alone explains."""
+    both = [
+        f"{p.family} {p.setting}"
+        for p in board.real
+        if _recall(p) >= GOAL_RECALL and p.summary.harmful_healthy == 0
+    ]
+    unreachable = sum(m.eligible == 0 for m in misses)
+    if both:
+        head = (
+            f"{len(both)} of {len(board.real)} swept points reach 90% recall with no harmful "
+            f"stop on a healthy curve ({', '.join(both)}); none of them chose a default."
+        )
+    else:
+        head = (
+            f"None of the {len(board.real)} swept points reaches 90% recall with no harmful stop "
+            "on a healthy curve: on the real curves the recall goal gives way to the "
+            "no-harmful-stop goal, as in the simulator."
+        )
+    return (
+        f"{head} Of the {len(misses)} hacking curves the default misses, {unreachable} have no "
+        "point where a fire would be a stop (too short for the warm-up): no threshold can stop "
+        "them; only a shorter warm-up can, at the price of more harmful stops on short runs "
+        "(the warm-up table below)."
+    )
 
 
 def _knob_section(board: Tradeoff, knob: str, settings: Sequence[str]) -> list[str]:
@@ -297,7 +331,9 @@ def render_page(board: Tradeoff, misses: Sequence[Miss], gains: Sequence[float])
         *_tail_section(board),
         "",
         "## Real RLHF curves: a disclosure of sensitivity, not a tuning\n",
-        "The same sweep on the corpus the package ships (17 hacking, 11 healthy curves). No "
+        "The same sweep on the corpus the package ships "
+        f"({board.real[0].summary.collapsing} hacking, {board.real[0].summary.healthy} healthy "
+        "curves). No "
         "point of it chose a default. Then the hacking curves the default misses: *eligible* "
         "are the points after the warm-up and before the last (a fire at the last point is no "
         "stop), *drop / sigma* the fall from the peak to the last point in the detector's own "

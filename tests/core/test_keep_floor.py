@@ -7,27 +7,11 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.core.boundary import CheckpointView
+from builders import checkpoint_view
 from evalstop.core.detectors import observe, start_watch
 from evalstop.core.keep_floor import FloorChoice, keep_floors, kept_indices
-from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.regret import regret_fraction
-
-
-def view(step: int, score: float) -> CheckpointView:
-    return CheckpointView(
-        job_id=1,
-        kind=JobKind.RLHF,
-        index=1,
-        step=step,
-        time=step,
-        eval_score=score,
-        loss=1.0,
-        proxy_reward=None,
-        estimated_progress=0.0,
-    )
-
 
 values = st.floats(-5.0, 5.0, allow_nan=False)
 
@@ -94,6 +78,6 @@ def test_rgt6_level_keep_is_the_noise_aware_detectors(
     watch = start_watch(rule)
     expected: list[int | None] = []
     for step, score in zip(steps, scores, strict=True):
-        watch = observe(rule, watch, view(step, score))
+        watch = observe(rule, watch, checkpoint_view(step, score))
         expected.append(None if watch.best_step is None else steps.index(watch.best_step))
     assert kept_indices(steps, scores, memory) == expected

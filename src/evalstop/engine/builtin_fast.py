@@ -14,12 +14,13 @@ engine for any other policy; the stateful tests prove both equal to the pure ``s
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from collections.abc import Callable
 from typing import Any
 
-from evalstop.core.boundary import EventKind, Verdict
+from evalstop.core.boundary import EventKind
 from evalstop.core.detectors import DeclineDetector, Watch, start_watch
 from evalstop.core.model import JobId, JobKind, JobSpec
 from evalstop.core.policies import fifo, sjf_est
@@ -29,11 +30,12 @@ from evalstop.engine.errors import EngineError
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import KIND_CODES, LogKind, LogRecord, Row
 from evalstop.engine.record import JobRecord
-from evalstop.engine.state import JobStatus
+from evalstop.engine.state import JobStatus, SimState
 
 __all__ = ["BuiltinPlan", "BuiltinSimulator", "builtin_plan", "simulator_for"]
 
 Key = tuple[int, ...]
+Kept = tuple[int | None, float | None, str]  # a stop's saved step and score, and its reason
 _ARRIVAL, _CHECKPOINT_RANK = EventKind.ARRIVAL, int(EventKind.CHECKPOINT)
 _COMPLETION_RANK = int(EventKind.COMPLETION)
 _KINDS = {int(kind): kind for kind in EventKind}
@@ -121,6 +123,14 @@ class BuiltinSimulator(FastSimulator):
         # an immutable value, is shared by every record; any other detector's is made per job.
         self._fresh = self._watches() if self._inline() else None
 
+    @property
+    def state(self) -> SimState:
+        """As ``FastSimulator.state``; this engine builds no view while it runs, so the views
+        cached by an earlier read are dropped first."""
+        for record in self._active.values():
+            record.cached_view = None
+        return super().state
+
     # -- events ------------------------------------------------------------------------------
 
     def _handle(self, time: int, kind: EventKind, job_id: JobId, index: int, epoch: int) -> None:
@@ -172,8 +182,8 @@ class BuiltinSimulator(FastSimulator):
         """A running job's watch fired at ``time``: stop it if the wrapper says so, then the
         base's decision with its GPUs free."""
         self._now = time
-        verdict = self._stop_verdict(job_id, record)
-        if verdict is None:
+        keep = self._stop_keeps(job_id, record)
+        if keep is None:
             return
         del self._active[job_id], self._running[job_id]
         self._free += record.gpus
@@ -185,22 +195,24 @@ class BuiltinSimulator(FastSimulator):
                 job_id,
                 record.gpus,
                 record.evals_done,
-                verdict.best_step,
-                verdict.best_score,
-                verdict.detector,
+                *keep,
             )
         )
         self._start_all(self._choose(self._free))
 
     # -- the decision ------------------------------------------------------------------------
 
-    def _stop_verdict(self, job_id: JobId, record: JobRecord) -> Verdict | None:
-        """EvalStop's rule (``EVS-1``) for a running job whose verdict fired: its verdict (the
-        checkpoint to keep) when the system has a wrapper that watches the job's kind."""
-        plan = self._plan
-        if plan.stopper is None or self._jobs[job_id].spec.kind not in plan.kinds:
+    def _stop_keeps(self, job_id: JobId, record: JobRecord) -> Kept | None:
+        """EvalStop's rule (``EVS-1``) for a running job whose verdict fired: the checkpoint
+        to keep (its verdict's best step and score) and the detector's name, when the system
+        has a wrapper that watches the job's kind; else None."""
+        stopper, kinds = self._plan.stopper, self._plan.kinds
+        if stopper is None or self._jobs[job_id].spec.kind not in kinds:
             return None
-        return record.verdicts()[0]
+        if record.decline is not None:  # the verdict's fields, without building it (ENG-17)
+            return record.best_step, record.best_score, stopper
+        verdict = record.verdicts()[0]
+        return verdict.best_step, verdict.best_score, stopper
 
     def _choose(self, free: int) -> list[JobId]:
         """First fit in key order into ``free`` GPUs (``POL-2``): repeatedly the smallest key
@@ -234,7 +246,6 @@ class BuiltinSimulator(FastSimulator):
         resumes_at = now + (self._overhead if record.preemptions else 0)
         record.epoch = epoch = record.epoch + 1
         record.since = resumes_at
-        record.cached_view = None
         index = record.next_index
         rank = _COMPLETION_RANK if index == record.planned else _CHECKPOINT_RANK
         time = resumes_at + record.next_service - record.service
@@ -254,6 +265,18 @@ class BuiltinSimulator(FastSimulator):
 
     # -- the hot loop ------------------------------------------------------------------------
 
+    def run(self, horizon: int | None = None) -> None:
+        """As ``FastSimulator.run``; the cyclic garbage collector is paused meanwhile when no
+        code but the engine's runs (ENG-18)."""
+        if not (gc.isenabled() and self._inline()):
+            super().run(horizon)
+            return
+        gc.disable()
+        try:
+            super().run(horizon)
+        finally:
+            gc.enable()
+
     def _loop(self, limit: float) -> None:
         """As ``FastSimulator._loop``, with the arrivals and the jobs' checkpoints inline: a
         checkpoint is folded (the decline rule in the record, ENG-17, or no detector) and
@@ -264,13 +287,12 @@ class BuiltinSimulator(FastSimulator):
         row, chunk, detectors = rows.append, writer.chunk, self._detectors
         admit, finish = self._admit, self._finish
         folds, inline = bool(detectors), self._inline()
-        time, handled = self._now, 0
+        time, pending, pushed = self._now, len(queue), self._seq
         try:
             while queue and queue[0][0] <= limit:
                 if len(rows) >= chunk:
                     writer.pack()
                 time, rank, _, job_id, index, epoch = pop(queue)
-                handled += 1
                 if rank == _ARRIVAL_RANK:
                     admit(job_id, time)
                     continue
@@ -287,7 +309,7 @@ class BuiltinSimulator(FastSimulator):
                 service, score, loss, step = record.next_service, obs.eval_score, obs.loss, obs.step
                 fired = folds and record.fold(step, score)
                 record.evals_done, record.service, record.since = index, service, time
-                record.last_score, record.cached_view = score, None
+                record.last_score = score
                 if _isfinite(loss):
                     if record.first_loss is None:
                         record.first_loss = loss
@@ -306,6 +328,8 @@ class BuiltinSimulator(FastSimulator):
                 if fired:
                     self._stop_fired(job_id, record, time)
         finally:
+            # every push numbers its event (ENG-2): what was popped is what was pending or pushed
+            handled = pending + self._seq - pushed - len(queue)
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
 

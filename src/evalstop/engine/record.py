@@ -42,7 +42,6 @@ class JobRecord:
         "best_step",
         "cached_view",
         "decline",
-        "decline_name",
         "declines",
         "detectors",
         "duration",
@@ -78,7 +77,6 @@ class JobRecord:
         only = detectors[0] if len(detectors) == 1 else None
         self.decline = only if type(only) is DeclineDetector else None
         if self.decline is not None:
-            self.decline_name = self.decline.name
             watch: Watch[DeclineState] = watches[0]
             self.declines, self.previous = watch.rule.declines, watch.rule.previous
             self.evals, self.best_step, self.best_score = (
@@ -183,7 +181,7 @@ class JobRecord:
         fired = self.fired_step
         return (
             Verdict(
-                detector=self.decline_name,
+                detector=self.decline.name,
                 fired=fired is not None,
                 fired_step=fired,
                 evals=self.evals,

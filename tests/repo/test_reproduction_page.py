@@ -1,0 +1,59 @@
+"""The reproduction page is generated from committed inputs (REP-10); nothing here simulates."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts"))
+
+from make_reproduction import DATA, PAGE, ClaimError, claims, main, render
+
+
+def test_rep10_committed_page_is_what_the_script_writes() -> None:
+    """REP-10: docs/reproduction.md equals the page rendered from docs/data/reproduction.
+
+    Regenerate with ``python docs/scripts/make_reproduction.py`` after replacing the inputs.
+    """
+    assert PAGE.read_text(encoding="utf-8") == render(DATA)
+    assert main(["--check"]) == 0
+
+
+def test_rep10_every_number_comes_from_the_inputs(tmp_path: Path) -> None:
+    """REP-10: changing a figure in results.json changes the page; the old text is stale."""
+    data = tmp_path / "data"
+    shutil.copytree(DATA, data)
+    path = data / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    calibrated = results["worlds"]["calibrated"]
+    row = next(r for r in calibrated["main"] if r["system"] == "evalstop+srtf-est")
+    row["precision"] = 0.123456
+    path.write_text(json.dumps(results), encoding="utf-8")
+    page = render(data)
+    assert "its precision falls to 12.3%" in " ".join(page.split())
+    assert main(["--check", "--data", str(data)]) == 1
+
+
+def test_rep10_a_claim_that_no_longer_holds_stops_the_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """REP-10: when k = 3 keeps the recall of k = 2, "k = 3 loses recall" is false: no page."""
+    data = tmp_path / "data"
+    shutil.copytree(DATA, data)
+    path = data / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    rows = {r["k"]: r for r in results["worlds"]["paper"]["k"]}
+    rows[3]["recall"] = rows[2]["recall"]
+    path.write_text(json.dumps(results), encoding="utf-8")
+    philly = json.loads((data / "philly" / "results.json").read_text(encoding="utf-8"))
+    assert [c for c in claims(results, philly) if c.startswith("k = 2 is the best")]
+    with pytest.raises(ClaimError, match="k = 2 is the best balance"):
+        render(data)
+    out = tmp_path / "page.md"
+    assert main(["--data", str(data), "--out", str(out)]) == 2
+    assert not out.exists()
+    assert "k = 2 is the best balance" in capsys.readouterr().err
