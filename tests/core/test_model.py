@@ -113,6 +113,13 @@ def test_mod2_observation_steps_strictly_increase(first: int, second: int) -> No
     assert str([first, second]) in str(info.value)
 
 
+def test_mod2_a_single_observation_at_step_zero_is_refused() -> None:
+    """MOD-2: the last observation step must be > 0, also when it is the only one (step 0
+    would put the end of the run at no service at all)."""
+    with pytest.raises(ValueError, match=r"steps must be > 0 and strictly increase, got \[0\]"):
+        Job(spec(), truth(quality=[0.5]), [observation(step=0)])
+
+
 def test_mod2_duration_long_enough_for_distinct_checkpoints() -> None:
     """MOD-2: checkpoints must fall at distinct seconds, so the duration must be long enough."""
     with pytest.raises(ValueError, match=r"duration=1 is too short.*steps \[10, 20\]"):
