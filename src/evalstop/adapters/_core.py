@@ -21,6 +21,7 @@ from evalstop.live.monitor import JobKey, Mode, Monitor, MonitorVerdict, Stop
 
 __all__ = [
     "BestCheckpoint",
+    "FeedViews",
     "MetricFeed",
     "as_step",
     "check_k",
@@ -253,6 +254,40 @@ class MetricFeed:
         """The step at which the rule fired for ``run``, or None while it runs."""
         verdict = self._now(run)
         return verdict.stop_step if isinstance(verdict, Stop) else None
+
+
+class FeedViews:
+    """The read-only properties of a callback that watches one run through a
+    :class:`MetricFeed` held as ``self._feed``, under the run key ``0`` (the Lightning and
+    Hugging Face callbacks)."""
+
+    __slots__ = ()
+    _feed: MetricFeed
+
+    @property
+    def mode(self) -> Mode:
+        """``"max"`` or ``"min"``."""
+        return self._feed.mode
+
+    @property
+    def verdict(self) -> MonitorVerdict | None:
+        """The verdict of the last evaluation with the metric, or None before one."""
+        return self._feed.verdict(0)
+
+    @property
+    def stopped(self) -> bool:
+        """True once the rule has fired (training was asked to stop)."""
+        return self._feed.stopped(0)
+
+    @property
+    def stop_step(self) -> int | None:
+        """The global step at which the rule fired, or None."""
+        return self._feed.stop_step(0)
+
+    @property
+    def best(self) -> BestCheckpoint | None:
+        """The step and score of the checkpoint to keep (spec ``ADP-4``), or None."""
+        return self._feed.best(0)
 
 
 def optional_class(module: str, name: str, extra: str) -> type[Any]:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from evalstop.adapters._core import (
     BestCheckpoint,
+    FeedViews,
     MetricFeed,
     check_name,
     check_path,
@@ -78,7 +79,7 @@ def _eval_key(metric: str) -> str:
     return metric if metric.startswith("eval_") else f"eval_{metric}"
 
 
-class EvalStopCallback(TrainerCallback, ExportableState):
+class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
     """Stop a ``Trainer`` at the k-th consecutive decline of an eval metric; keep the best.
 
     Args:
@@ -135,11 +136,6 @@ class EvalStopCallback(TrainerCallback, ExportableState):
         return self._feed.metric
 
     @property
-    def mode(self) -> Mode:
-        """``"max"`` or ``"min"``."""
-        return self._feed.mode
-
-    @property
     def event(self) -> Event:
         """Where the metric is read: ``"evaluate"`` (eval metrics) or ``"log"`` (every log)."""
         return self._event
@@ -148,26 +144,6 @@ class EvalStopCallback(TrainerCallback, ExportableState):
     def monitor(self) -> Monitor:
         """The monitor holding the run's state."""
         return self._feed.monitor
-
-    @property
-    def verdict(self) -> MonitorVerdict | None:
-        """The verdict of the last evaluation with the metric, or None before one."""
-        return self._feed.verdict(RUN)
-
-    @property
-    def stopped(self) -> bool:
-        """True once the rule has fired (training was asked to stop)."""
-        return self._feed.stopped(RUN)
-
-    @property
-    def stop_step(self) -> int | None:
-        """The global step at which the rule fired, or None."""
-        return self._feed.stop_step(RUN)
-
-    @property
-    def best(self) -> BestCheckpoint | None:
-        """The step and score of the checkpoint to keep (spec ``ADP-4``), or None."""
-        return self._feed.best(RUN)
 
     @property
     def best_checkpoint(self) -> str | None:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalstop.adapters._core import (
-    BestCheckpoint,
+    FeedViews,
     MetricFeed,
     check_name,
     check_path,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from lightning.pytorch.callbacks import Callback
 
     from evalstop.core.detectors import Detector
-    from evalstop.live.monitor import Mode, MonitorVerdict
+    from evalstop.live.monitor import Mode
 else:
     Callback = optional_class("lightning.pytorch.callbacks", "Callback", "lightning")
 
@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 _RUN = 0
 
 
-class EvalStopCallback(Callback):
+class EvalStopCallback(FeedViews, Callback):
     """Stop a Lightning ``Trainer`` at the k-th consecutive decline of a logged metric.
 
     Args:
@@ -84,31 +84,6 @@ class EvalStopCallback(Callback):
     def monitor(self) -> str:
         """The metric's name."""
         return self._feed.metric
-
-    @property
-    def mode(self) -> Mode:
-        """``"max"`` or ``"min"``."""
-        return self._feed.mode
-
-    @property
-    def verdict(self) -> MonitorVerdict | None:
-        """The verdict of the last validation with the metric, or None."""
-        return self._feed.verdict(_RUN)
-
-    @property
-    def stopped(self) -> bool:
-        """True once the rule has fired."""
-        return self._feed.stopped(_RUN)
-
-    @property
-    def stop_step(self) -> int | None:
-        """The global step at which the rule fired, or None."""
-        return self._feed.stop_step(_RUN)
-
-    @property
-    def best(self) -> BestCheckpoint | None:
-        """The step and score of the best validation so far, up to the stop (``ADP-4``)."""
-        return self._feed.best(_RUN)
 
     @property
     def best_checkpoint(self) -> str | None:

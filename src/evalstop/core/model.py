@@ -52,6 +52,8 @@ class JobKind(enum.Enum):
 
 def _integer(attribute: attrs.Attribute[int], value: int) -> None:
     # Times and counts are whole numbers (spec MOD-1): a float would make ties inexact.
+    if type(value) is int:  # the common case, without the ABC check below
+        return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{attribute.name} must be an integer, got {value!r}")
 
@@ -209,7 +211,8 @@ class Job:
         steps = [obs.step for obs in self.observations]
         if any(b <= a for a, b in itertools.pairwise(steps)) or steps[-1] <= 0:
             raise ValueError(f"observation steps must be > 0 and strictly increase, got {steps}")
-        services = [self.checkpoint_service(i) for i in range(1, n + 1)]
+        duration, last = self.truth.duration, steps[-1]  # checkpoint_service, for each
+        services = [step * duration // last for step in steps]
         if any(b <= a for a, b in itertools.pairwise([0, *services])):
             raise ValueError(
                 f"truth.duration={self.truth.duration} is too short for checkpoints at "

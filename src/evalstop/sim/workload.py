@@ -37,6 +37,7 @@ import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
 from evalstop.sim.curves import CurveSample, rlhf_curves, saturating_curves
+from evalstop.sim.streams import CurveStreams
 from evalstop.sim.worlds import PAPER, World, world_named
 
 __all__ = [
@@ -322,17 +323,16 @@ def curve_seeds(seed: int) -> np.random.SeedSequence:
 def _job(
     i: int,
     draws: tuple[JobKind, int, int, int, int, bool],
-    curves_seq: np.random.SeedSequence,
+    streams: CurveStreams,
     config: WorkloadConfig,
 ) -> Job:
     """Job ``i`` of a generated workload from its draws ``(kind, gpus, submit time, estimate,
-    drawn duration, hacking)``: its schedule (WRK-7), spec and curves."""
+    drawn duration, hacking)``: its schedule (WRK-7), spec and curves (its curve stream,
+    ``curve_stream(curves_seq, i)``'s)."""
     kind, gpus, submit, estimate, drawn_duration, hacking = draws
     duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
-    truth, observations = draw_run(
-        kind, hacking, steps, duration, curve_stream(curves_seq, i), config
-    )
+    truth, observations = draw_run(kind, hacking, steps, duration, streams.stream(i), config)
     return Job(spec, truth, observations)
 
 
@@ -393,5 +393,6 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
         [kind is JobKind.RLHF and h for kind, h in zip(kind_of, hacking, strict=True)],
         strict=True,
     )
-    jobs = [_job(i, draw, curves_seq, config) for i, draw in enumerate(draws)]
+    streams = CurveStreams(curves_seq)
+    jobs = [_job(i, draw, streams, config) for i, draw in enumerate(draws)]
     return Workload(config, seed, tuple(jobs))

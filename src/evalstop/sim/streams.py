@@ -1,0 +1,128 @@
+"""Each job's curve stream of a generated workload, seeded as numpy seeds it (spec ``WRK-1``).
+
+Job ``i``'s curves come from ``Generator(PCG64(SeedSequence(entropy, spawn_key=(*key, i))))``
+(:func:`evalstop.sim.workload.curve_stream`). Building that costs about 65 us a job, most of
+it ``SeedSequence`` mixing the same entropy and spawn key over and over. :class:`CurveStreams`
+mixes the part shared by every job of a workload once and, per job, only the words of its
+index, then derives the PCG64 state as ``PCG64(seed_seq)`` does (``SeedSequence``'s
+``hashmix``/``mix`` and ``generate_state``, then PCG's ``srandom``) and sets it on one
+reused generator: the same stream, about half the cost. A test compares the states with
+numpy's for many seeds and indices, so a numpy that seeded differently would fail it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["CurveStreams"]
+
+_M32 = 0xFFFFFFFF
+_M128 = (1 << 128) - 1
+# numpy/random/bit_generator.pyx (SeedSequence) and pcg64.h (PCG_DEFAULT_MULTIPLIER_128).
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
+_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
+_POOL = 4
+
+
+def _words(value: int) -> list[int]:
+    """``value`` as 32-bit words, least significant first (numpy's ``_int_to_uint32_array``)."""
+    words = [value & _M32]
+    while value > _M32:
+        value >>= 32
+        words.append(value & _M32)
+    return words
+
+
+def _absorb(pool: list[int], hashed: int, word: int) -> int:
+    """Mix ``word`` into every entry of ``pool`` (``mix(pool[d], hashmix(word))``); the new
+    hash constant."""
+    for d in range(_POOL):
+        value = word ^ hashed
+        hashed = (hashed * _MULT_A) & _M32
+        value = (value * hashed) & _M32
+        value ^= value >> 16
+        mixed = (_MIX_L * pool[d] - _MIX_R * value) & _M32
+        pool[d] = mixed ^ (mixed >> 16)
+    return hashed
+
+
+class CurveStreams:
+    """The curve streams of the jobs of one workload, from its curves' ``SeedSequence``.
+
+    Args:
+        parent: the workload's curve seed sequence (``curve_seeds(seed)``). Anything but one
+            integer entropy and the default pool size takes numpy's own path.
+
+    :meth:`stream` returns one reused generator: a stream is valid until the next call.
+    """
+
+    __slots__ = ("_bits", "_generator", "_hashed", "_parent", "_pool")
+
+    def __init__(self, parent: np.random.SeedSequence) -> None:
+        self._parent = parent
+        self._bits = np.random.PCG64(parent)
+        self._generator = np.random.Generator(self._bits)
+        self._pool: list[int] | None = None
+        self._hashed = 0
+        entropy = parent.entropy
+        if isinstance(entropy, numbers.Integral) and entropy >= 0 and parent.pool_size == _POOL:
+            self._pool, self._hashed = _mixed(int(entropy), parent.spawn_key)
+
+    def stream(self, index: int) -> np.random.Generator:
+        """Job ``index``'s curve stream: ``curve_stream(parent, index)``'s, on the reused
+        generator (a fresh numpy generator when the parent's entropy is not one integer)."""
+        if index < 0:
+            raise ValueError(f"a job index is >= 0, got {index}")
+        if self._pool is None:
+            key = (*self._parent.spawn_key, index)
+            seq = np.random.SeedSequence(self._parent.entropy, spawn_key=key)
+            return np.random.Generator(np.random.PCG64(seq))
+        pool, hashed = self._pool[:], self._hashed
+        for word in _words(index):
+            hashed = _absorb(pool, hashed, word)
+        hashed, out = _INIT_B, []
+        for position in range(2 * _POOL):  # generate_state(4, uint64): 8 words
+            value = pool[position % _POOL] ^ hashed
+            hashed = (hashed * _MULT_B) & _M32
+            value = (value * hashed) & _M32
+            out.append(value ^ (value >> 16))
+        seed = (out[0] | out[1] << 32) << 64 | out[2] | out[3] << 32
+        sequence = (out[4] | out[5] << 32) << 64 | out[6] | out[7] << 32
+        increment = ((sequence << 1) | 1) & _M128
+        state = ((increment + seed) * _PCG_MULT + increment) & _M128  # srandom: two steps
+        self._bits.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": state, "inc": increment},
+            "has_uint32": 0,
+            "uinteger": 0,
+        }
+        return self._generator
+
+
+def _mixed(entropy: int, spawn_key: tuple[int, ...]) -> tuple[list[int], int]:
+    """The pool and hash constant of ``SeedSequence(entropy, spawn_key=(*spawn_key, i))``
+    before the words of ``i`` (``get_assembled_entropy`` and ``mix_entropy``)."""
+    run = _words(entropy)
+    run += [0] * (_POOL - len(run))  # padded: the spawn key is never empty here
+    assembled = run + [word for key in spawn_key for word in _words(key)]
+    hashed, pool = _INIT_A, []
+    for word in assembled[:_POOL]:
+        value = word ^ hashed
+        hashed = (hashed * _MULT_A) & _M32
+        value = (value * hashed) & _M32
+        pool.append(value ^ (value >> 16))
+    for source in range(_POOL):
+        for target in range(_POOL):
+            if source != target:
+                value = pool[source] ^ hashed
+                hashed = (hashed * _MULT_A) & _M32
+                value = (value * hashed) & _M32
+                value ^= value >> 16
+                mix = (_MIX_L * pool[target] - _MIX_R * value) & _M32
+                pool[target] = mix ^ (mix >> 16)
+    for word in assembled[_POOL:]:
+        hashed = _absorb(pool, hashed, word)
+    return pool, hashed
