@@ -4,7 +4,6 @@ every generated history is in ``test_fast_stateful`` and ``test_engine_stateful`
 
 from __future__ import annotations
 
-import gc
 import heapq
 import re
 from collections.abc import Iterator
@@ -300,72 +299,3 @@ def test_eng18_a_stale_checkpoint_changes_only_the_clock() -> None:
         assert list(sim.log) == before
         sim.run()
         assert [record.kind.name for record in sim.log][-2:] == ["CHECKPOINT", "FINISH"]
-
-
-# --- the garbage collector -----------------------------------------------------------------
-
-
-class Watching(BuiltinSimulator):
-    """Notes whether the collector was enabled at each arrival."""
-
-    seen: list[bool]
-
-    def _admit(self, job_id: JobId, time: int) -> None:
-        self.seen.append(gc.isenabled())
-        super()._admit(job_id, time)
-
-
-class Failing(BuiltinSimulator):
-    def _admit(self, job_id: JobId, time: int) -> None:
-        raise RuntimeError("boom")
-
-
-def watched(policy: Policy, check: bool = False) -> list[bool]:
-    sim = Watching(policy, 4, check=check)
-    sim.seen = []
-    for job_id in range(3):
-        sim.submit(make_job(job_id, submit=job_id))
-    sim.run()
-    return sim.seen
-
-
-def test_eng18_the_collector_is_paused_during_a_run_and_restored() -> None:
-    """ENG-18: with no detector or the built-in decline rule, the collector is off while
-    run() handles events and on again after it, also when the run raises; one-event steps,
-    systems whose detector is other code, and a collector the caller turned off are left
-    as they are."""
-    assert gc.isenabled()
-    assert watched(fifo) == [False] * 3
-    assert watched(evalstop(sjf_est)) == [False] * 3
-    assert gc.isenabled()
-    assert watched(evalstop(fifo, NoiseAwareDetector())) == [True] * 3
-    assert watched(fifo, check=True) == [False] * 3  # run() still, one event at a time
-    sim = Failing(fifo, 4)
-    sim.submit(make_job(1))
-    with pytest.raises(RuntimeError, match="boom"):
-        sim.run()
-    assert gc.isenabled()
-    stepped = Watching(fifo, 4)
-    stepped.seen = []
-    stepped.submit(make_job(1))
-    assert stepped.advance()
-    assert stepped.seen == [True]
-    gc.disable()
-    try:
-        assert watched(fifo) == [False] * 3
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-
-
-@pytest.mark.parametrize("system", ["fifo", "evalstop+sjf-est", "evalstop+fifo"])
-def test_eng18_a_run_leaves_no_cyclic_garbage(system: str) -> None:
-    """ENG-18: what the paused collector would have found after a whole run: nothing (the
-    engine's objects hold no reference cycles)."""
-    gc.collect()
-    gc.disable()
-    try:
-        run(BuiltinSimulator, make_policy(system), 0)
-        assert gc.collect() == 0
-    finally:
-        gc.enable()

@@ -7,6 +7,8 @@
   runs, proven equal to the pure one on every generated history (spec ``ENG-15``);
 - :mod:`~evalstop.engine.builtin_fast`: :class:`BuiltinSimulator`, the fast engine taking the
   built-in systems' decisions itself (spec ``ENG-18``), and :func:`simulator_for`, which picks;
+- :mod:`~evalstop.engine.collector`: when a fast run pauses the cyclic garbage collector
+  (spec ``ENG-19``);
 - :mod:`~evalstop.engine.events`, :mod:`~evalstop.engine.queue`, :mod:`~evalstop.engine.log`:
   queue events, their deterministic order, and the output log.
 

@@ -14,7 +14,6 @@ engine for any other policy; the stateful tests prove both equal to the pure ``s
 
 from __future__ import annotations
 
-import gc
 import heapq
 import math
 from collections.abc import Callable
@@ -264,18 +263,6 @@ class BuiltinSimulator(FastSimulator):
         self._start_all(self._choose(self._free))
 
     # -- the hot loop ------------------------------------------------------------------------
-
-    def run(self, horizon: int | None = None) -> None:
-        """As ``FastSimulator.run``; the cyclic garbage collector is paused meanwhile when no
-        code but the engine's runs (ENG-18)."""
-        if not (gc.isenabled() and self._inline()):
-            super().run(horizon)
-            return
-        gc.disable()
-        try:
-            super().run(horizon)
-        finally:
-            gc.enable()
 
     def _loop(self, limit: float) -> None:
         """As ``FastSimulator._loop``, with the arrivals and the jobs' checkpoints inline: a

@@ -23,6 +23,7 @@ from evalstop.core.decision import Decision
 from evalstop.core.detectors import DeclineDetector, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
+from evalstop.engine.collector import engine_only, paused
 from evalstop.engine.errors import EngineError
 from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
 from evalstop.engine.record import JobRecord, materialize, validate
@@ -76,6 +77,7 @@ class FastSimulator:
         self._check = check
         self._broken: BaseException | None = None
         self._detectors = policy.detectors
+        self._engine_only = engine_only(policy)
         start_run = getattr(policy, "start_run", None)
         self._policy_state: PolicyState | None = (
             start_run(total_gpus) if start_run is not None else None
@@ -136,7 +138,13 @@ class FastSimulator:
 
     def run(self, horizon: int | None = None) -> None:
         """Handle events until the queue drains or the next event is after ``horizon``
-        (``ENG-9`` as in ``Simulator.run``)."""
+        (``ENG-9`` as in ``Simulator.run``). The cyclic garbage collector is paused meanwhile
+        when no code but the library's runs (``collector.engine_only``, ``ENG-19``), and
+        restored."""
+        with paused(self._engine_only):
+            self._run(horizon)
+
+    def _run(self, horizon: int | None) -> None:
         if self._check:
             while self.queue and (horizon is None or self.queue[0][0] <= horizon):
                 self.advance()

@@ -1,0 +1,133 @@
+"""The fast engines pause the cyclic garbage collector while only the library runs (ENG-19)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from builders import make_job
+from evalstop.core.detectors import DeclineDetector, LossPlateau
+from evalstop.core.model import JobId
+from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.core.policies import PriorityPolicy, fifo, las, loss_aware, sjf_est, srtf_est
+from evalstop.core.policy import Policy
+from evalstop.core.registry import make_policy
+from evalstop.core.wrapper import evalstop
+from evalstop.engine.builtin_fast import BuiltinSimulator, simulator_for
+from evalstop.engine.collector import engine_only
+from evalstop.engine.fast import FastSimulator
+from evalstop.sim.workload import WorkloadConfig, generate
+
+OWN = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las")
+SYSTEMS = (*OWN, *(f"evalstop+{base}" for base in OWN))
+
+
+class WatchingBuiltin(BuiltinSimulator):
+    """Notes whether the collector was enabled at each arrival."""
+
+    seen: list[bool]
+
+    def _admit(self, job_id: JobId, time: int) -> None:
+        self.seen.append(gc.isenabled())
+        super()._admit(job_id, time)
+
+
+class WatchingGeneric(FastSimulator):
+    """The same for the generic fast engine."""
+
+    seen: list[bool]
+
+    def _consult(self, kind: object, changed: object) -> None:
+        self.seen.append(gc.isenabled())
+        super()._consult(kind, changed)  # type: ignore[arg-type]
+
+
+class Failing(FastSimulator):
+    def _consult(self, kind: object, changed: object) -> None:
+        raise RuntimeError("boom")
+
+
+def watched(policy: Policy, check: bool = False) -> list[bool]:
+    engine: type[WatchingBuiltin | WatchingGeneric] = (
+        WatchingBuiltin if type(simulator_for(policy, 4)) is BuiltinSimulator else WatchingGeneric
+    )
+    sim = engine(policy, 4, check=check)
+    sim.seen = []
+    for job_id in range(3):
+        sim.submit(make_job(job_id, submit=job_id))
+    sim.run()
+    return sim.seen
+
+
+def test_eng19_which_systems_run_only_library_code() -> None:
+    """ENG-19: the five built-in priority bases themselves, alone or wrapped once, with no
+    detector or the one decline rule; not another detector, a look-alike base or a second
+    wrapper (a second detector)."""
+    for base in (fifo, sjf_est, srtf_est, loss_aware, las):
+        assert engine_only(base)
+        assert engine_only(evalstop(base))
+        assert engine_only(evalstop(base, DeclineDetector(3)))
+        assert not engine_only(evalstop(base, NoiseAwareDetector()))
+        assert not engine_only(evalstop(base, LossPlateau()))
+        assert not engine_only(evalstop(evalstop(base), DeclineDetector(3)))
+    assert not engine_only(PriorityPolicy("mine", fifo.key, preemptive=False))
+    assert not engine_only(make_policy("noise-aware+srtf-est"))
+
+
+@pytest.mark.parametrize("system", ["fifo", "evalstop+sjf-est", "srtf-est", "evalstop+las"])
+def test_eng19_the_collector_is_paused_during_a_run_and_restored(system: str) -> None:
+    """ENG-19: for such a system the collector is off while run() handles events, on again
+    after it; also with check=True (run() one event at a time)."""
+    assert gc.isenabled()
+    policy = make_policy(system)
+    assert watched(policy) == [False] * len(watched(policy))
+    assert watched(policy)
+    assert gc.isenabled()
+    assert set(watched(policy, check=True)) == {False}
+    assert gc.isenabled()
+
+
+def test_eng19_other_code_raises_and_steps_leave_the_collector_as_it_was() -> None:
+    """ENG-19: a system whose detector is other code runs with the collector on; a run that
+    raises restores it; one-event steps do not pause it; a collector the caller turned off
+    stays off."""
+    assert set(watched(evalstop(fifo, NoiseAwareDetector()))) == {True}
+    assert set(watched(evalstop(srtf_est, NoiseAwareDetector()))) == {True}
+    sim = Failing(srtf_est, 4)
+    sim.submit(make_job(1))
+    with pytest.raises(RuntimeError, match="boom"):
+        sim.run()
+    assert gc.isenabled()
+    stepped = WatchingGeneric(srtf_est, 4)
+    stepped.seen = []
+    stepped.submit(make_job(1))
+    assert stepped.advance()
+    assert stepped.seen == [True]
+    gc.disable()
+    try:
+        assert set(watched(srtf_est)) == {False}
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_eng19_a_run_leaves_no_cyclic_garbage(system: str) -> None:
+    """ENG-19: what the paused collector would have found after a whole run of each such
+    system (its policy, its state and the engine's objects): nothing."""
+    policy = make_policy(system)
+    assert engine_only(policy)
+    work = generate(WorkloadConfig(n_jobs=150, gpus=12), seed=3)
+    gc.collect()
+    gc.disable()
+    try:
+        sim = simulator_for(policy, 12)
+        for job in sorted(work.jobs, key=lambda j: (j.spec.submit_time, j.job_id)):
+            sim.submit(job)
+        sim.run()
+        assert sim.events_handled > len(work.jobs)
+        del sim
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
