@@ -6,6 +6,7 @@ fresh machine needs is Python 3.11+ and ``pip install nox``.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import nox
@@ -352,24 +353,32 @@ def _mutated_lines(name: str) -> set[str]:
     Read from mutmut's rewritten module in mutants/, which holds every mutant of a function
     next to its original (``<function>__mutmut_<n>`` and ``<function>__mutmut_orig``).
     """
-    import ast
-
     module, _, function = name.rpartition(".x")
-    path = os.path.join("mutants", "src", *module.split(".")) + ".py"
-    with open(path, encoding="utf-8") as file:
-        text = file.read()
-    bodies = {
-        node.name: ast.get_source_segment(text, node) or ""
-        for node in ast.walk(ast.parse(text))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
+    rows, spans = _mutated_module(os.path.join("mutants", "src", *module.split(".")) + ".py")
     mutant = "x" + function
     original = mutant.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
 
-    def lines(body: str) -> set[str]:
-        return {" ".join(row.split()) for row in body.splitlines()[1:]}
+    def lines(function: str) -> set[str]:
+        first, last = spans.get(function, (0, 0))
+        return {" ".join(row.split()) for row in rows[first:last]}  # the def line left out
 
-    return lines(bodies.get(mutant, "")) - lines(bodies.get(original, ""))
+    return lines(mutant) - lines(original)
+
+
+@functools.cache
+def _mutated_module(path: str) -> tuple[list[str], dict[str, tuple[int, int]]]:
+    """The lines of a module of mutants/ and each function's body span in them, parsed once
+    (a mutated module holds thousands of functions: one parse per equivalent took minutes)."""
+    import ast
+
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    spans = {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    return text.splitlines(), spans
 
 
 def _mutation_table(
