@@ -128,7 +128,8 @@ def test_mod2_duration_long_enough_for_distinct_checkpoints() -> None:
 
 
 def _rule_of_mod2(steps: list[int], duration: int) -> str | None:
-    """MOD-2's step and duration rules as written (the pairwise form), or None if they hold."""
+    """MOD-2: the step and duration rules as written (the pairwise form), or None if they
+    hold."""
     if any(b <= a for a, b in itertools.pairwise(steps)) or steps[-1] <= 0:
         return "steps must be > 0 and strictly increase"
     services = [step * duration // steps[-1] for step in steps]
