@@ -88,6 +88,24 @@ def test_rep2_same_results_for_any_worker_count() -> None:
     assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
 
 
+def test_rep2_a_family_group_equals_its_simulations_one_by_one() -> None:
+    """REP-2, WRK-8: a group runs a workload family (its noise levels drawn together); every
+    simulation's figures equal those of the simulation run alone."""
+    settings = Settings(seeds=1, jobs=40, gpus=16)
+    family = tuple(
+        Sim("paper", sigma, 0.6, 10, 0, system, 2)
+        for sigma in (0.01, 0.05, 0.12)
+        for system in ("evalstop+srtf-est", "stopat-0.65+fifo")
+    )
+    together = run_group((settings, family))
+    assert [sim for sim, _ in together] == list(family)
+    for sim, figures in together:
+        alone = run_group((settings, (sim,)))[0][1]
+        np.testing.assert_equal(attrs.astuple(figures), attrs.astuple(alone))
+    retained = {figures.quality_retained_rlhf for _, figures in together}
+    assert len(retained) > 1, "the noise levels gave equal figures: the check would be vacuous"
+
+
 def test_rep7_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> None:
     """REP-7: a top-level ``worlds`` object keyed paper and calibrated, each with the five
     tables, its parameters and its leakage audit; the paper's figures once, from PAPER."""

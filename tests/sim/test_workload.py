@@ -1,9 +1,11 @@
-"""Workload generator (WRK-1 to WRK-6)."""
+"""Workload generator (WRK-1 to WRK-6, WRK-8)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalstop.core.errors import UnknownNameError
 from evalstop.core.model import JobKind
@@ -11,11 +13,13 @@ from evalstop.sim.curves import rlhf_curves
 from evalstop.sim.workload import (
     GPU_CHOICES,
     SECONDS_PER_STEP,
+    Workload,
     WorkloadConfig,
     curve_seeds,
     curve_stream,
     expected_gpu_seconds,
     generate,
+    generate_noise_sweep,
 )
 from evalstop.sim.worlds import CALIBRATED, PAPER, WORLDS, World, world_named
 
@@ -195,3 +199,84 @@ def test_wld2_config_takes_a_world_by_name_and_overrides() -> None:
     assert generate(WorkloadConfig(n_jobs=30, world="paper"), 1) != generate(
         WorkloadConfig(n_jobs=30, world="calibrated"), 1
     )
+
+
+def _reports(workload: Workload) -> list[str]:
+    """Every job's reports, floats by repr (bit for bit up to NaN payloads)."""
+    return [repr(job.observations) for job in workload.jobs]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    noises=st.lists(
+        st.one_of(st.none(), st.sampled_from([0.0, 0.01, 0.02, 0.12]), st.floats(0.0, 2.0)),
+        min_size=1,
+        max_size=4,
+    ),
+    world=st.sampled_from(sorted(WORLDS)),
+    n_jobs=st.integers(1, 30),
+    seed=st.integers(0, 2**32),
+    evals=st.one_of(st.none(), st.integers(1, 40)),
+    share=st.sampled_from([0.0, 0.6, 1.0]),
+)
+def test_wrk8_noise_sweep_is_generate_at_each_noise(
+    noises: list[float | None],
+    world: str,
+    n_jobs: int,
+    seed: int,
+    evals: int | None,
+    share: float,
+) -> None:
+    """WRK-8: a noise sweep gives, for each config, the workload ``generate`` draws alone:
+    equal, and its reports equal bit for bit; the jobs' specs and truths are shared."""
+    configs = [
+        WorkloadConfig(
+            n_jobs=n_jobs,
+            world=world,
+            eval_noise=noise,
+            evals_per_run=evals,
+            hacking_share=share,
+            gpus=16,
+        )
+        for noise in noises
+    ]
+    sweep = generate_noise_sweep(configs, seed)
+    assert len(sweep) == len(configs)
+    for config, workload in zip(configs, sweep, strict=True):
+        alone = generate(config, seed)
+        assert workload == alone
+        assert workload.config == config
+        assert _reports(workload) == _reports(alone)
+        for job, first in zip(workload.jobs, sweep[0].jobs, strict=True):
+            assert job.spec is first.spec and job.truth is first.truth
+
+
+def test_wrk8_noise_levels_change_the_reports_only() -> None:
+    """WRK-8: two noise levels of one sweep differ in their eval scores and proxy rewards
+    (so the check above compares what noise changes), not in steps or losses."""
+    low, high = generate_noise_sweep(
+        [WorkloadConfig(n_jobs=20, eval_noise=0.0), WorkloadConfig(n_jobs=20, eval_noise=0.5)],
+        1,
+    )
+    assert _reports(low) != _reports(high)
+    for a, b in zip(low.jobs, high.jobs, strict=True):
+        assert [o.step for o in a.observations] == [o.step for o in b.observations]
+        assert [o.loss for o in a.observations] == [o.loss for o in b.observations]
+        assert all(o.eval_score == q for o, q in zip(a.observations, a.truth.quality, strict=True))
+
+
+def test_wrk8_a_sweep_differs_in_eval_noise_only() -> None:
+    """WRK-8: configs that differ in anything but eval noise, or no config, are refused."""
+    base = WorkloadConfig(n_jobs=10)
+    for other in (
+        WorkloadConfig(n_jobs=11),
+        WorkloadConfig(n_jobs=10, world="calibrated"),
+        WorkloadConfig(n_jobs=10, hacking_share=0.5),
+        WorkloadConfig(n_jobs=10, evals_per_run=20),
+    ):
+        with pytest.raises(ValueError, match="eval_noise only"):
+            generate_noise_sweep([base, other], 0)
+    with pytest.raises(ValueError, match="at least one config"):
+        generate_noise_sweep([], 0)
+    with pytest.raises(ValueError, match="seed"):
+        generate_noise_sweep([base], -1)

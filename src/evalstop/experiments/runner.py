@@ -1,8 +1,10 @@
 """Run the planned simulations, in a process pool, with the same answers for any pool size.
 
-Simulations are grouped by workload (world, noise, hacking share, planned evaluations, seed)
-so each workload is drawn once per group; groups are independent and pure, and their figures
-are put back in plan order, so the worker count changes the wall time only (spec ``REP-2``).
+Simulations are grouped by workload family (world, hacking share, planned evaluations, seed):
+the workloads of a family differ in eval noise only, so a group draws its jobs once and
+reports them at each of its noise levels (spec ``WRK-8``); groups are independent and pure,
+and their figures are put back in plan order, so the worker count changes the wall time only
+(spec ``REP-2``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from evalstop.sim.detection import detection_metrics
 from evalstop.sim.metrics import job_outcomes, system_metrics
 from evalstop.sim.philly import trace_workload
 from evalstop.sim.run import Cluster, simulate
-from evalstop.sim.workload import generate
+from evalstop.sim.workload import generate_noise_sweep
 
 __all__ = [
     "MAX_WORKERS_PER_CPU",
@@ -76,13 +78,16 @@ def max_workers() -> int:
 
 
 def run_group(group: Group) -> list[tuple[Sim, Figures]]:
-    """Draw one workload and run every system of the group on it."""
+    """Draw one workload family (its noise levels together) and run every system of the
+    group on its noise level's workload."""
     settings, sims = group
-    first = sims[0]
-    workload, cluster = _workload(settings, first)
-    jobs = {job.job_id: job for job in workload}
+    firsts: dict[float, Sim] = {}  # the first sim of each noise level
+    for sim in sims:
+        firsts.setdefault(sim.noise, sim)
+    workloads = dict(zip(firsts, _workloads(settings, tuple(firsts.values())), strict=True))
     out: list[tuple[Sim, Figures]] = []
     for sim in sims:
+        workload, cluster, jobs = workloads[sim.noise]
         result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
         outcomes = job_outcomes(result)
         system = system_metrics(result, list(outcomes.values()))
@@ -118,20 +123,33 @@ def _rule(sim: Sim) -> AttachRule:
 
 def _workload(settings: Settings, sim: Sim) -> tuple[tuple[Job, ...], Cluster]:
     """The jobs of ``sim``'s workload and the cluster they run on."""
+    jobs, cluster, _ = _workloads(settings, (sim,))[0]
+    return jobs, cluster
+
+
+def _workloads(
+    settings: Settings, sims: tuple[Sim, ...]
+) -> list[tuple[tuple[Job, ...], Cluster, dict[int, Job]]]:
+    """The jobs (also by id) of each of ``sims``' workloads, which differ in noise only, and
+    the cluster they run on; a synthetic family is drawn once (WRK-8)."""
     if settings.trace is None:
-        return generate(settings.config(sim), sim.seed).jobs, Cluster(gpus=settings.gpus)
-    table, fitted = trace_workload(settings.trace, _rule(sim), sim.seed)
-    return table.jobs, Cluster(gpus=fitted.gpus)
+        sweep = generate_noise_sweep([settings.config(sim) for sim in sims], sims[0].seed)
+        cluster = Cluster(gpus=settings.gpus)
+        return [(w.jobs, cluster, {job.job_id: job for job in w.jobs}) for w in sweep]
+    out = []
+    for sim in sims:
+        table, fitted = trace_workload(settings.trace, _rule(sim), sim.seed)
+        jobs = table.jobs
+        out.append((jobs, Cluster(gpus=fitted.gpus), {job.job_id: job for job in jobs}))
+    return out
 
 
 def _groups(settings: Settings, sims: Sequence[Sim]) -> list[Group]:
-    def workload_of(sim: Sim) -> tuple[str, float, float, int, int]:
-        return (sim.world, sim.noise, sim.hacking_share, sim.evals, sim.seed)
+    def family_of(sim: Sim) -> tuple[str, float, int, int]:
+        return (sim.world, sim.hacking_share, sim.evals, sim.seed)
 
-    ordered = sorted(sims, key=workload_of)
-    return [
-        (settings, tuple(members)) for _, members in itertools.groupby(ordered, key=workload_of)
-    ]
+    ordered = sorted(sims, key=lambda sim: (family_of(sim), sim))
+    return [(settings, tuple(members)) for _, members in itertools.groupby(ordered, key=family_of)]
 
 
 def run_plan(

@@ -34,6 +34,7 @@ import attrs
 import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec
+from evalstop.sim.runs import draw_run
 from evalstop.sim.tables import JobRecord, JobTable, TableError, records_from_rows
 from evalstop.sim.workload import (
     DEFAULT_MIX,
@@ -43,7 +44,6 @@ from evalstop.sim.workload import (
     SECONDS_PER_STEP,
     WorkloadConfig,
     curve_stream,
-    draw_run,
     schedule,
 )
 from evalstop.sim.worlds import PAPER, World, world_named

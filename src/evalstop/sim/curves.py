@@ -40,11 +40,14 @@ __all__ = [
     "INITIAL_RANGE",
     "PLATEAU_SLOPE",
     "RISE_PEAK_RANGE",
+    "CurveDraw",
     "CurveSample",
     "gold_shape",
     "loss_curve",
     "rlhf_curves",
+    "rlhf_draw",
     "saturating_curves",
+    "saturating_draw",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -151,6 +154,46 @@ def _after_turn(
     return np.where(after, at_turn + PLATEAU_SLOPE * slope * (t - turn), rise)
 
 
+@attrs.frozen(slots=True)
+class CurveDraw:
+    """One run's draws before its eval noise is scaled: everything its curves need except
+    sigma (spec ``CRV-5``, ``WRK-8``).
+
+    Eval noise enters a run only as ``sigma G`` times standard normal draws whose number
+    and place in the stream do not depend on sigma, so one draw gives the run's curves at
+    every sigma (:meth:`sample`), as the curve functions would draw them from the same stream.
+
+    Attributes:
+        quality: the noise-free gold quality (hidden truth).
+        eval_eps: the standard normal draws of the eval noise, one per checkpoint.
+        proxy: the noise-free proxy reward (RLHF only; None otherwise).
+        proxy_eps: the standard normal draws of the proxy's noise (RLHF only).
+        loss: the training loss each checkpoint reports (its noise does not scale with sigma).
+        peak_fraction: where the continuous quality curve peaks, as a fraction of the run.
+        gain: the run's ``G``, the unit of its eval noise.
+    """
+
+    quality: FloatArray
+    eval_eps: FloatArray
+    proxy: FloatArray | None
+    proxy_eps: FloatArray | None
+    loss: FloatArray
+    peak_fraction: float
+    gain: float
+
+    def sample(self, eval_noise: float) -> CurveSample:
+        """The run's curves at eval noise ``eval_noise`` (a fraction of the run's gain): the
+        same values, bit for bit, as the curve function drawing them with that noise."""
+        scale = eval_noise * self.gain  # the curve functions' `eval_noise * gain * eps`
+        eval_score = self.quality + scale * self.eval_eps
+        proxy = None
+        if self.proxy is not None and self.proxy_eps is not None:
+            proxy = self.proxy + scale * self.proxy_eps
+        return CurveSample(
+            self.quality, eval_score, self.loss, proxy, self.peak_fraction, self.gain
+        )
+
+
 def rlhf_curves(
     fractions: FloatArray,
     *,
@@ -163,7 +206,8 @@ def rlhf_curves(
     """Curves of one RLHF run at checkpoint ``fractions`` of its steps (CRV-1, CRV-2).
 
     Draws, in this order and whatever the label: ``q0``, ``G``, ``P``, ``p``, beta, the
-    plateau draw, the noise of eval and proxy, the proxy's offset and the loss.
+    plateau draw, the noise of eval and proxy, the proxy's offset and the loss
+    (:func:`rlhf_draw`, sampled at ``eval_noise``).
 
     Args:
         fractions: the checkpoints' positions in the run, in (0, 1], increasing.
@@ -176,6 +220,20 @@ def rlhf_curves(
     Returns:
         The run's curves at ``fractions``.
     """
+    draw = rlhf_draw(fractions, hacking=hacking, world=world, rng=rng, loss_noise=loss_noise)
+    return draw.sample(eval_noise)
+
+
+def rlhf_draw(
+    fractions: FloatArray,
+    *,
+    hacking: bool,
+    world: World,
+    rng: np.random.Generator,
+    loss_noise: float,
+) -> CurveDraw:
+    """The draws of :func:`rlhf_curves` before the eval noise is scaled (``WRK-8``); the
+    arguments are its own but ``eval_noise``."""
     q0 = float(rng.uniform(*INITIAL_RANGE))
     gain = float(rng.uniform(*GAIN_RANGE))
     rise_peak = float(rng.uniform(*RISE_PEAK_RANGE))
@@ -188,13 +246,11 @@ def rlhf_curves(
     shape = "collapse" if hacking else ("plateau" if plateau else "rising")
     normalised = _after_turn(fractions, turn, rise_peak, shape, world.decline_rate)
     quality = q0 + gain * normalised
-    eval_score = quality + eval_noise * gain * eval_eps
     # Proxy reward: linear in d (Gao et al.), d = t / P in the same clock as the rise.
     proxy = proxy_start + gain * (ALPHA_RL / beta) * fractions / rise_peak
-    proxy = proxy + eval_noise * gain * proxy_eps
     loss = loss_curve(fractions, rng, loss_noise)
     peak_fraction = turn if hacking else (1.0 if plateau else rise_peak)
-    return CurveSample(quality, eval_score, loss, proxy, peak_fraction, gain)
+    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain)
 
 
 def saturating_curves(
@@ -219,10 +275,18 @@ def saturating_curves(
     Returns:
         The run's curves at ``fractions`` (no proxy reward).
     """
+    return saturating_draw(fractions, rng=rng, loss_noise=loss_noise).sample(eval_noise)
+
+
+def saturating_draw(
+    fractions: FloatArray, *, rng: np.random.Generator, loss_noise: float
+) -> CurveDraw:
+    """The draws of :func:`saturating_curves` before the eval noise is scaled (``WRK-8``);
+    the arguments are its own but ``eval_noise``."""
     q0 = float(rng.uniform(*INITIAL_RANGE))
     gain = float(rng.uniform(*GAIN_RANGE))
     rate = rng.uniform(2.0, 5.0)
     quality = q0 + gain * (1.0 - np.exp(-rate * fractions)) / (1.0 - math.exp(-rate))
-    eval_score = quality + eval_noise * gain * rng.standard_normal(len(fractions))
+    eval_eps = rng.standard_normal(len(fractions))
     loss = loss_curve(fractions, rng, loss_noise)
-    return CurveSample(quality, eval_score, loss, None, 1.0, gain)
+    return CurveDraw(quality, eval_eps, None, None, loss, 1.0, gain)

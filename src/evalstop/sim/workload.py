@@ -30,13 +30,13 @@ Distributions and their sources (each is a field of :class:`WorkloadConfig`):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
 
-from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
-from evalstop.sim.curves import CurveSample, rlhf_curves, saturating_curves
+from evalstop.core.model import Job, JobKind, JobSpec
+from evalstop.sim.runs import draw_run, run_reports, run_truth
 from evalstop.sim.streams import CurveStreams
 from evalstop.sim.worlds import PAPER, World, world_named
 
@@ -51,6 +51,7 @@ __all__ = [
     "draw_run",
     "expected_gpu_seconds",
     "generate",
+    "generate_noise_sweep",
     "schedule",
 ]
 
@@ -229,68 +230,6 @@ class Workload:
     jobs: tuple[Job, ...]
 
 
-def _curves(
-    kind: JobKind,
-    hacking: bool,
-    fractions: np.ndarray,
-    rng: np.random.Generator,
-    config: WorkloadConfig,
-) -> CurveSample:
-    if kind is JobKind.RLHF:
-        return rlhf_curves(
-            fractions,
-            hacking=hacking,
-            world=config.world,
-            rng=rng,
-            eval_noise=config.sigma,
-            loss_noise=config.loss_noise,
-        )
-    return saturating_curves(
-        fractions, rng=rng, eval_noise=config.sigma, loss_noise=config.loss_noise
-    )
-
-
-def draw_run(
-    kind: JobKind,
-    hacking: bool,
-    steps: list[int],
-    duration: int,
-    rng: np.random.Generator,
-    config: WorkloadConfig,
-) -> tuple[JobTruth, tuple[Observation, ...]]:
-    """A run's hidden truth and its reports at checkpoint ``steps``, curves from ``rng``.
-
-    The one place a synthetic run's curves become observations: generated workloads and table
-    workloads (:mod:`evalstop.sim.attach`) both draw through it.
-
-    Args:
-        kind: the job's kind (RLHF runs get the world's RLHF curves, others saturate).
-        hacking: the hidden label.
-        steps: checkpoint steps, strictly increasing; the last is the run's end.
-        duration: the true service time in seconds.
-        rng: the job's curve stream.
-        config: the workload's parameters (world, noise).
-
-    Returns:
-        The truth and one observation per checkpoint.
-    """
-    fractions = np.array(steps, dtype=np.float64) / steps[-1]
-    sample = _curves(kind, hacking, fractions, rng, config)
-    proxy = sample.proxy_reward
-    # tolist() gives the same Python floats as float() of each element, in one call.
-    proxies = [None] * len(steps) if proxy is None else proxy.tolist()
-    scores, losses = sample.eval_score.tolist(), sample.loss.tolist()
-    observations = tuple(map(Observation, steps, scores, losses, proxies))
-    truth = JobTruth(
-        total_steps=steps[-1],
-        duration=duration,
-        hacking=hacking,
-        quality=sample.quality,
-        peak_fraction=sample.peak_fraction,
-    )
-    return truth, observations
-
-
 def schedule(
     kind: JobKind, drawn_duration: int, estimate: int, config: WorkloadConfig
 ) -> tuple[int, int, list[int]]:
@@ -320,20 +259,22 @@ def curve_seeds(seed: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed).spawn(2)[1]
 
 
-def _job(
+def _jobs(
     i: int,
     draws: tuple[JobKind, int, int, int, int, bool],
     streams: CurveStreams,
-    config: WorkloadConfig,
-) -> Job:
+    configs: Sequence[WorkloadConfig],
+) -> list[Job]:
     """Job ``i`` of a generated workload from its draws ``(kind, gpus, submit time, estimate,
     drawn duration, hacking)``: its schedule (WRK-7), spec and curves (its curve stream,
-    ``curve_stream(curves_seq, i)``'s)."""
+    ``curve_stream(curves_seq, i)``'s), once per config of ``configs`` (which differ in eval
+    noise only: one spec, truth and curve draw serve them all, WRK-8)."""
     kind, gpus, submit, estimate, drawn_duration, hacking = draws
+    config = configs[0]
     duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
-    truth, observations = draw_run(kind, hacking, steps, duration, streams.stream(i), config)
-    return Job(spec, truth, observations)
+    truth, draw = run_truth(kind, hacking, steps, duration, streams.stream(i), config)
+    return [Job(spec, truth, run_reports(draw, steps, c.sigma)) for c in configs]
 
 
 def _gpus(kinds: list[JobKind], gpu_draw: np.ndarray, limit: int) -> list[int]:
@@ -361,8 +302,35 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
     Raises:
         ValueError: a negative seed.
     """
+    return _generate((config,), seed)[0]
+
+
+def generate_noise_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[Workload, ...]:
+    """``generate(config, seed)`` of each config of ``configs``, which differ in
+    ``eval_noise`` only: every job is drawn once and its reports scaled at each noise
+    (spec ``WRK-8``), so a sweep over noise costs little more than one workload.
+
+    Raises:
+        ValueError: no config, configs that differ in more than ``eval_noise``, or a
+            negative seed.
+    """
+    if not configs:
+        raise ValueError("generate_noise_sweep needs at least one config")
+    first = attrs.evolve(configs[0], eval_noise=None)
+    for config in configs[1:]:
+        if attrs.evolve(config, eval_noise=None) != first:
+            raise ValueError(
+                f"configs of a noise sweep differ in eval_noise only: {configs[0]!r} and "
+                f"{config!r} differ in more"
+            )
+    return _generate(tuple(configs), seed)
+
+
+def _generate(configs: tuple[WorkloadConfig, ...], seed: int) -> tuple[Workload, ...]:
+    """One workload per config of ``configs`` (equal but for eval noise), drawn together."""
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
+    config = configs[0]
     root = np.random.SeedSequence(seed)
     attributes_seq, curves_seq = root.spawn(2)
     rng = np.random.default_rng(attributes_seq)
@@ -394,5 +362,7 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
         strict=True,
     )
     streams = CurveStreams(curves_seq)
-    jobs = [_job(i, draw, streams, config) for i, draw in enumerate(draws)]
-    return Workload(config, seed, tuple(jobs))
+    per_job = [_jobs(i, draw, streams, configs) for i, draw in enumerate(draws)]
+    return tuple(
+        Workload(c, seed, tuple(jobs[index] for jobs in per_job)) for index, c in enumerate(configs)
+    )
