@@ -231,7 +231,8 @@ def mutants(session: nox.Session) -> None:
         [
             "[mutmut]",
             listing("source_paths", modules),
-            listing("also_copy", ["src/evalstop", "tests"]),
+            # docs/scripts: NAD-9's test reads the committed tuning output there.
+            listing("also_copy", ["src/evalstop", "tests", "docs/scripts"]),
             listing("pytest_add_cli_args", pytest_args),
             listing("pytest_add_cli_args_test_selection", MUTATION_TESTS),
             # mutmut 3.8 stops a mutant after (its tests' clean time + constant) x multiplier
@@ -278,7 +279,7 @@ def mutants(session: nox.Session) -> None:
     finally:
         session.run("python", "-c", "import os; os.remove('setup.cfg')")
     counted = set(_sample(statuses, modules, sample)) if sample else set(statuses)
-    _mutation_table(session, statuses, equivalents, modules, counted)
+    _mutation_table(session, statuses, equivalents, modules, counted, bool(sample))
 
 
 def _mutant_statuses(results: str) -> dict[str, str]:
@@ -377,10 +378,12 @@ def _mutation_table(
     equivalents: set[str],
     modules: list[str],
     counted: set[str],
+    sampled: bool,
 ) -> None:
     """Print per module: mutants, checked (all if every mutant was, else those ``counted``),
     killed, of which timeouts, equivalents, raw %, % without equivalents and, for a sample, its 95%
-    Wilson lower bound (a whole module's score is exact: ``whole``)."""
+    Wilson lower bound (a whole module's score is exact: ``whole``; an unfinished run that was
+    not sampled has none, since mutmut tests the quickest mutants first)."""
     failing: list[str] = []
     session.log(
         "module | mutants | checked | killed | timeouts | equivalent | raw % | "
@@ -396,11 +399,12 @@ def _mutation_table(
         equal = sum(name in equivalents for name in checked)
         raw = 100.0 * killed / len(checked) if checked else 0.0
         net = 100.0 * killed / (len(checked) - equal) if len(checked) > equal else 0.0
-        bound = (
-            "whole"
-            if len(checked) == len(names)
-            else f"{_wilson_lower(killed, len(checked) - equal):.1f}"
-        )
+        if len(checked) == len(names):
+            bound = "whole"
+        elif not sampled:  # an interrupted full run checks the quick mutants first: biased
+            bound = "partial, no bound"
+        else:
+            bound = f"{_wilson_lower(killed, len(checked) - equal):.1f}"
         session.log(
             f"{path} | {len(names)} | {len(checked)} | {killed} | {timeouts} | {equal} | "
             f"{raw:.1f} | {net:.1f} | {bound}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from evalstop.core.boundary import CheckpointView
@@ -53,6 +53,9 @@ def test_det10_fast_fold_equals_observe(
     fired=st.sampled_from([None, 20]),
     score=st.sampled_from([math.nan, math.inf, 0.25, 0.75]),
 )
+# Exactly k declines, unfired, then a NaN: it fires (one fewer does not).
+@example(k=2, declines=2, previous=0.5, fired=None, score=math.nan)
+@example(k=2, declines=1, previous=0.5, fired=None, score=math.nan)
 def test_det10_fast_fold_equals_observe_from_any_watch(
     k: int, declines: int, previous: float | None, fired: int | None, score: float
 ) -> None:

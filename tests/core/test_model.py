@@ -85,6 +85,8 @@ def test_mod2_good_boundary_values_accepted() -> None:
     spec(job_id=0, submit_time=0, gpus=1, estimated_duration=1, eval_interval=1)
     truth(total_steps=1, duration=1, peak_fraction=0.0)
     observation(step=0, eval_score=math.nan)  # a failed evaluation is data (DET-3)
+    # The last observation step may be 1 (> 0).
+    assert Job(spec(), truth(quality=[0.5]), [observation(step=1)]).checkpoints == 1
 
 
 def two_observations(first: int = 10, second: int = 20) -> list[Observation]:
@@ -97,8 +99,9 @@ def test_mod2_job_needs_one_quality_point_per_observation() -> None:
         Job(spec(), truth(quality=[0.1, 0.2, 0.3]), two_observations())
     with pytest.raises(ValueError, match=r"quality.*\(3\).*got 2"):
         Job(spec(), truth(), [*two_observations(), observation(step=30)])
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="at least one") as info:
         Job(spec(), truth(quality=[]), [])
+    assert str(info.value) == "observations must have at least one entry, got 0"
 
 
 @pytest.mark.parametrize(("first", "second"), [(10, 10), (20, 10), (0, 0)])
@@ -108,6 +111,13 @@ def test_mod2_observation_steps_strictly_increase(first: int, second: int) -> No
     with pytest.raises(ValueError, match="steps must be > 0 and strictly increase") as info:
         Job(spec(), truth(), two_observations(first, second))
     assert str([first, second]) in str(info.value)
+
+
+def test_mod2_a_single_observation_at_step_zero_is_refused() -> None:
+    """MOD-2: the last observation step must be > 0, also when it is the only one (step 0
+    would put the end of the run at no service at all)."""
+    with pytest.raises(ValueError, match=r"steps must be > 0 and strictly increase, got \[0\]"):
+        Job(spec(), truth(quality=[0.5]), [observation(step=0)])
 
 
 def test_mod2_duration_long_enough_for_distinct_checkpoints() -> None:

@@ -151,3 +151,35 @@ def test_nad11_from_any_watch_and_at_step_zero() -> None:
         watch = observe(detector, watch, checkpoint_view(step, score))
         fold.fold(detector, step, score)
         assert repr(fold.watch) == repr(watch)
+
+
+@pytest.mark.parametrize("keep", ["best", "level"])
+def test_nad11_from_any_watch_ties_and_the_kept_checkpoint(keep: str) -> None:
+    """NAD-11, DET-4, NAD-10: from a watch that already counts evaluations and holds a best
+    checkpoint while its rule has seen no valid score, the first valid score counts one more
+    evaluation; with keep="best" a tie keeps the earlier step (in the first report and
+    later ones), with keep="level" the kept checkpoint replaces the watch's best; always as
+    observe does."""
+    detector = NoiseAwareDetector(warmup_evals=0, keep=keep)
+    watch = Watch(start_watch(detector).rule, 2, 5, 0.75, None)
+    fold = NoiseFold(watch)
+    for index, (step, score) in enumerate([(20, 0.75), (30, 0.5), (40, 0.75)], start=3):
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
+        fold.fold(detector, step, score)
+        assert repr(fold.watch) == repr(watch)
+    assert watch.evals == 5
+    assert (watch.best_step, watch.best_score) == ((5, 0.75) if keep == "best" else (20, 0.75))
+
+
+def test_nad4_nad11_the_warm_up_ends_at_warmup_steps() -> None:
+    """NAD-4, NAD-11: a report at exactly step ``warmup_steps`` may fire (one step later
+    than that it may not have), in the fold as in observe."""
+    prefix = [(10 * i, 0.1 * i + (0.05 if i % 2 else -0.05)) for i in range(1, 13)]
+    for warmup_steps, alarm in ((130, True), (131, False)):
+        detector = NoiseAwareDetector(warmup_evals=0, warmup_steps=warmup_steps)
+        watch, fold = start_watch(detector), NoiseFold(start_watch(detector))
+        for index, (step, score) in enumerate([*prefix, (130, -100.0)], start=1):
+            watch = observe(detector, watch, checkpoint_view(step, score, index=index))
+            fold.fold(detector, step, score)
+        assert repr(fold.watch) == repr(watch)
+        assert watch.rule.alarm is alarm

@@ -360,6 +360,26 @@ def test_pol4_by_hand() -> None:
     assert las(without_one).start == (3,)
 
 
+def test_pol4_loss_aware_drop_over_a_first_loss_of_zero_is_not_scaled() -> None:
+    """POL-4: the recent loss drop is divided by |first loss|, but by 1 when that is 0: a
+    job whose loss went 0 -> 0.5 -> 0 dropped 0.5, more than one that dropped 0.3 of 1."""
+    zero = job_view(1, first_loss=0.0, previous_loss=0.5, last_loss=0.0)
+    one = job_view(2, first_loss=-1.0, previous_loss=-0.5, last_loss=-0.8)
+    assert zero.recent_loss_drop() == 0.5
+    assert one.recent_loss_drop() == pytest.approx(0.3)
+    assert loss_aware(cluster_view(total=1, queued=[one, zero], time=NOW)).start == (1,)
+
+
+def test_pol4_loss_aware_drop_is_divided_by_the_first_loss() -> None:
+    """POL-4: a job whose loss fell 2 -> 1 from a first loss of 2 dropped 0.5, less than one
+    that fell 1 -> 0.2 from 1 (0.8), so the second goes first."""
+    half = job_view(1, first_loss=2.0, previous_loss=2.0, last_loss=1.0)
+    most = job_view(2, first_loss=1.0, previous_loss=1.0, last_loss=0.2)
+    assert half.recent_loss_drop() == 0.5
+    assert most.recent_loss_drop() == pytest.approx(0.8)
+    assert loss_aware(cluster_view(total=1, queued=[half, most], time=NOW)).start == (2,)
+
+
 def test_pol4_ties_by_submit_time_then_id() -> None:
     """POL-4: equal keys fall back to submit time, then job id."""
     jobs = [job_view(5, submit=1), job_view(3, submit=1), job_view(4, submit=0)]

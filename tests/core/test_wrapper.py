@@ -342,3 +342,92 @@ def test_pol6_the_wrapper_keeps_its_bases_ordered_state(name: str) -> None:
     cluster = cluster_view(total=4, running=[view], queued=[waiting], time=5)
     assert state.decide(5, 3, EventKind.ARRIVAL, None) == wrapper(cluster)
     assert evalstop(Asking(True), K2).start_run(4) is None
+
+
+@attrs.define
+class Told:
+    """A base policy state that records what it is told and decides nothing (POL-6)."""
+
+    calls: list[tuple[object, ...]] = attrs.field(factory=list)
+    checkpoint_views: bool = True
+
+    def queued(self, job: JobView) -> None:
+        self.calls.append(("queued", job.job_id))
+
+    def started(self, job: JobView) -> None:
+        self.calls.append(("started", job.job_id))
+
+    def reported(self, job: JobView) -> None:
+        self.calls.append(("reported", job.job_id))
+
+    def ended(self, job_id: int) -> None:
+        self.calls.append(("ended", job_id))
+
+    def decide(
+        self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
+    ) -> Decision:
+        self.calls.append(("decide", time, free_gpus, cause, changed))
+        return Decision()
+
+
+@attrs.frozen
+class WithState:
+    """A user's policy that provides its own state (POL-6): the wrapper keeps it."""
+
+    state: Told
+    name: str = "with-state"
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return ()
+
+    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
+        return True
+
+    def __call__(self, view: ClusterView) -> Decision:
+        return Decision()
+
+    def start_run(self, total_gpus: int) -> Told:
+        return self.state
+
+
+def test_pol6_the_wrapper_state_tells_its_base_the_stop_then_asks_with_its_gpus() -> None:
+    """POL-6, EVS-1: the wrapper's state asks its base's state with the engine's own time,
+    free GPUs, cause and changed view; when the reporting job has fired, it tells the base
+    that job ended, then asks with the job's GPUs freed and no changed view (the base never
+    sees the stopped job), and adds the stop order."""
+    told = Told()
+    state = evalstop(WithState(told), K2).start_run(8)
+    assert state is not None
+    calm = job_view(1, gpus=2, running_since=0, verdicts=(verdict(False),))
+    fired = job_view(2, gpus=3, running_since=0, verdicts=(verdict(True),))
+    for cause in (EventKind.CHECKPOINT, EventKind.ARRIVAL):
+        assert state.decide(7, 1, cause, calm) == Decision()
+        assert told.calls.pop() == ("decide", 7, 1, cause, calm)
+        decision = state.decide(9, 1, cause, fired)
+        assert decision.stop == (StopOrder(2, K2.name, 20, 0.75),)
+        assert told.calls[-2:] == [("ended", 2), ("decide", 9, 4, cause, None)]
+
+
+@pytest.mark.parametrize("name", sorted(BASE_POLICIES))
+def test_pol6_the_wrapper_state_restarts_the_stopped_jobs_gpus(name: str) -> None:
+    """POL-6, EVS-1: over a built-in base, a fired job's GPUs go to a queued job that waited
+    for them, in the same decision, exactly as the wrapper decides on the cluster view."""
+    wrapper = evalstop(BASE_POLICIES[name], K2)
+    state = wrapper.start_run(4)
+    assert state is not None
+    fired = job_view(1, gpus=2, running_since=0, verdicts=(verdict(True),))
+    calm = job_view(2, gpus=1, running_since=0, verdicts=(verdict(False),))
+    waiting = job_view(3, gpus=3, submit=1)
+    for job in (fired, calm):
+        state.started(job)
+    state.queued(waiting)
+    cluster = attrs.evolve(
+        cluster_view(total=4, running=[fired, calm], queued=[waiting], time=50),
+        cause=EventKind.CHECKPOINT,
+        changed=(fired,),
+    )
+    decision = state.decide(50, 1, EventKind.CHECKPOINT, fired)
+    assert decision == wrapper(cluster)
+    assert decision.stop == (StopOrder(1, K2.name, 20, 0.75),)
+    assert 3 in decision.start
