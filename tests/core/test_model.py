@@ -127,6 +127,35 @@ def test_mod2_duration_long_enough_for_distinct_checkpoints() -> None:
     Job(spec(), truth(duration=2), two_observations())  # one second each is fine
 
 
+def _rule_of_mod2(steps: list[int], duration: int) -> str | None:
+    """MOD-2: the step and duration rules as written (the pairwise form), or None if they
+    hold."""
+    if any(b <= a for a, b in itertools.pairwise(steps)) or steps[-1] <= 0:
+        return "steps must be > 0 and strictly increase"
+    services = [step * duration // steps[-1] for step in steps]
+    if any(b <= a for a, b in itertools.pairwise([0, *services])):
+        return f"duration={duration} is too short"
+    return None
+
+
+@given(
+    steps=st.lists(st.integers(0, 60), min_size=1, max_size=8),
+    duration=st.integers(1, 80),
+)
+def test_mod2_steps_and_duration_as_the_rule_says(steps: list[int], duration: int) -> None:
+    """MOD-2: a job is refused exactly when its steps or duration break the rule above, with
+    that rule's message (the steps' first), and built otherwise."""
+    observations = [observation(step=step) for step in steps]
+    expected = _rule_of_mod2(steps, duration)
+    quality = [0.5] * len(steps)
+    if expected is None:
+        Job(spec(), truth(duration=duration, quality=quality), observations)
+        return
+    with pytest.raises(ValueError, match=expected) as info:
+        Job(spec(), truth(duration=duration, quality=quality), observations)
+    assert str(steps) in str(info.value)
+
+
 @given(duration=st.integers(1, 10_000), data=st.data())
 def test_mod3_checkpoint_schedule(duration: int, data: st.DataObject) -> None:
     """MOD-3: the checkpoint at step s falls at floor(s * D / S) seconds, S the last step;

@@ -429,7 +429,7 @@ class EngineMachine(RuleBasedStateMachine):
             pass
         self.compare()
         assert not sim.state.active
-        assert len(sim.queue) == 0
+        assert sim.pending == 0
         ended = sim.state.ended_jobs()
         assert set(ended) == set(sim.world.jobs)
         assert sim.state.free_gpus == TOTAL_GPUS
@@ -473,7 +473,7 @@ class EngineMachine(RuleBasedStateMachine):
         assert finished == ref.ended("finished")
         assert stopped == ref.ended("stopped")
         assert engine_lines(sim.log) == ref.log
-        assert len(sim.queue) == len(ref.pending)
+        assert sim.pending == len(ref.pending)
         for job_id, entry in state.active.items():  # ENG-11, ENG-12: exact service
             mine = ref.jobs[job_id]
             assert entry.view.attained_service(state.time) == mine.attained(ref.now)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,8 @@ import numpy as np
 import pytest
 
 from evalstop.cli import main
-from evalstop.experiments import plots
+from evalstop.core.errors import UnknownNameError
+from evalstop.experiments import plots, runner
 from evalstop.experiments.paper import PAPER
 from evalstop.experiments.plan import (
     BASE_RATES,
@@ -104,6 +107,31 @@ def test_rep2_a_family_group_equals_its_simulations_one_by_one() -> None:
         np.testing.assert_equal(attrs.astuple(figures), attrs.astuple(alone))
     retained = {figures.quality_retained_rlhf for _, figures in together}
     assert len(retained) > 1, "the noise levels gave equal figures: the check would be vacuous"
+
+
+def test_rep11_a_group_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REP-11: the collector is off while a group draws its workloads and runs its systems,
+    and on again after it, also when the group raises."""
+    seen: list[tuple[str, bool]] = []
+
+    def spy(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def spied(*args: Any, **kwargs: Any) -> Any:
+            seen.append((name, gc.isenabled()))
+            return function(*args, **kwargs)
+
+        return spied
+
+    for name in ("generate_noise_sweep", "simulate", "job_outcomes"):
+        monkeypatch.setattr(runner, name, spy(name, getattr(runner, name)))
+    settings = Settings(seeds=1, jobs=30, gpus=16)
+    sim = Sim("paper", 0.02, 0.6, 10, 0, "lossplateau+srtf-est", 2)
+    assert gc.isenabled()
+    run_group((settings, (sim,)))
+    assert seen == [("generate_noise_sweep", False), ("simulate", False), ("job_outcomes", False)]
+    assert gc.isenabled()
+    with pytest.raises(UnknownNameError):
+        run_group((settings, (attrs.evolve(sim, system="no-such-system"),)))
+    assert gc.isenabled()
 
 
 def test_rep7_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> None:

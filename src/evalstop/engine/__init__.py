@@ -9,6 +9,8 @@
   built-in systems' decisions itself (spec ``ENG-18``), and :func:`simulator_for`, which picks;
 - :mod:`~evalstop.engine.collector`: when a fast run pauses the cyclic garbage collector
   (spec ``ENG-19``);
+- :mod:`~evalstop.engine.arrivals`: the fast engines' pending arrivals, fed into their event
+  heap one at a time (spec ``ENG-15``);
 - :mod:`~evalstop.engine.events`, :mod:`~evalstop.engine.queue`, :mod:`~evalstop.engine.log`:
   queue events, their deterministic order, and the output log.
 

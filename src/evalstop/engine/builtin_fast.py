@@ -157,6 +157,7 @@ class BuiltinSimulator(FastSimulator):
             raise EngineError(f"event for unknown job {job_id}")
         if job_id in self._active:
             raise EngineError(f"job {job_id} arrived twice")
+        self._arrivals.arrived(self.queue, time, job_id)
         watches = self._fresh if self._fresh is not None else self._watches()
         record = self._active[job_id] = JobRecord(job, self._detectors, watches)
         gpus = record.gpus
@@ -274,7 +275,7 @@ class BuiltinSimulator(FastSimulator):
         row, chunk, detectors = rows.append, writer.chunk, self._detectors
         admit, finish = self._admit, self._finish
         folds, inline = bool(detectors), self._inline()
-        time, pending, pushed = self._now, len(queue), self._seq
+        time, pending, pushed = self._now, self.pending, self._seq
         try:
             while queue and queue[0][0] <= limit:
                 if len(rows) >= chunk:
@@ -315,8 +316,8 @@ class BuiltinSimulator(FastSimulator):
                 if fired:
                     self._stop_fired(job_id, record, time)
         finally:
-            # every push numbers its event (ENG-2): what was popped is what was pending or pushed
-            handled = pending + self._seq - pushed - len(queue)
+            # every new event is numbered (ENG-2): what was popped was pending or new
+            handled = pending + self._seq - pushed - self.pending
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
 

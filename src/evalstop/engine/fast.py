@@ -23,6 +23,7 @@ from evalstop.core.decision import Decision
 from evalstop.core.detectors import DeclineDetector, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
+from evalstop.engine.arrivals import Arrivals, QueueItem
 from evalstop.engine.collector import engine_only, paused
 from evalstop.engine.errors import EngineError
 from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
@@ -41,9 +42,6 @@ _ARRIVE, _START, _CKPT, _PREEMPT, _FINISH = (
 
 _COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
 _isfinite = math.isfinite
-
-# (time, rank, sequence, job id, checkpoint index, epoch): the order of ENG-2
-QueueItem = tuple[int, int, int, JobId, int, int]
 
 
 class FastSimulator:
@@ -66,7 +64,8 @@ class FastSimulator:
         self._overhead = preemption_overhead
         self._total = self._free = total_gpus
         self._now = 0
-        self.queue: list[QueueItem] = []
+        self.queue: list[QueueItem] = []  # a heap: the first pending event is queue[0]
+        self._arrivals = Arrivals()  # the later arrivals, fed into it one by one
         self._seq = 0
         self._active: dict[JobId, JobRecord] = {}
         self._running: dict[JobId, None] = {}  # start order
@@ -95,6 +94,11 @@ class FastSimulator:
             self._now, self._total, self._free, self._active, self._running, self._ended
         )
 
+    @property
+    def pending(self) -> int:
+        """How many events are pending: ``queue`` and the arrivals not fed into it yet."""
+        return len(self.queue) + len(self._arrivals)
+
     def submit(self, job: Job) -> None:
         """Register ``job`` and schedule its arrival at its submit time."""
         if job.job_id in self._jobs:
@@ -109,10 +113,8 @@ class FastSimulator:
                 f"job {job.job_id} needs {job.spec.gpus} GPUs; the cluster has {self._total}"
             )
         self._jobs[job.job_id] = job
-        self._push(job.spec.submit_time, int(_ARRIVAL), job.job_id, 0, 0)
-
-    def _push(self, time: int, rank: int, job_id: JobId, index: int, epoch: int) -> None:
-        heapq.heappush(self.queue, (time, rank, self._seq, job_id, index, epoch))
+        item = (job.spec.submit_time, int(_ARRIVAL), self._seq, job.job_id, 0, 0)
+        self._arrivals.submit(self.queue, item)
         self._seq += 1
 
     def advance(self) -> bool:
@@ -156,7 +158,7 @@ class FastSimulator:
             except BaseException as error:
                 self._broken = error
                 raise
-        if not self.queue and self._active:
+        if not self.pending and self._active:
             stuck = sorted(self._active)[:5]
             raise EngineError(
                 f"the queue drained with {len(self._active)} jobs never ended "
@@ -251,6 +253,7 @@ class FastSimulator:
         job_id = job.job_id
         if job_id in self._active:
             raise EngineError(f"job {job_id} arrived twice")
+        self._arrivals.arrived(self.queue, self._now, job_id)
         detectors = self._detectors
         watches = tuple(start_watch(d) for d in detectors)
         record = self._active[job_id] = JobRecord(job, detectors, watches)
@@ -378,7 +381,8 @@ class FastSimulator:
         index = record.next_index
         rank = _COMPLETION_RANK if index == record.planned else _CHECKPOINT_RANK
         gap = record.next_service - record.service
-        self._push(resumes_at + gap, rank, job_id, index, record.epoch)
+        heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq, job_id, index, record.epoch))
+        self._seq += 1
         self._rows.append((now, _START, job_id, record.gpus, record.evals_done, 0, 0.0))
         if self._policy_state is not None:
             self._policy_state.started(record.view())

@@ -48,6 +48,11 @@ class Simulator:
         self.events_handled = 0
         self._check = check
 
+    @property
+    def pending(self) -> int:
+        """How many events are pending (as ``FastSimulator.pending``)."""
+        return len(self.queue)
+
     def submit(self, job: Job) -> None:
         """Register ``job`` and schedule its arrival at its submit time."""
         if job.job_id in self._jobs:

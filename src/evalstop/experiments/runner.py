@@ -20,6 +20,7 @@ import attrs
 
 from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
+from evalstop.engine.collector import paused
 from evalstop.experiments.leakage import Leakage, audit
 from evalstop.experiments.plan import Settings, Sim
 from evalstop.experiments.ray_backend import Backend
@@ -79,7 +80,13 @@ def max_workers() -> int:
 
 def run_group(group: Group) -> list[tuple[Sim, Figures]]:
     """Draw one workload family (its noise levels together) and run every system of the
-    group on its noise level's workload."""
+    group on its noise level's workload, with the cyclic collector paused (spec ``REP-11``).
+    """
+    with paused(True):
+        return _run_group(group)
+
+
+def _run_group(group: Group) -> list[tuple[Sim, Figures]]:
     settings, sims = group
     firsts: dict[float, Sim] = {}  # the first sim of each noise level
     for sim in sims:

@@ -1,0 +1,75 @@
+"""The fast engine's arrivals, fed into its heap one at a time (ENG-15, ENG-2)."""
+
+from __future__ import annotations
+
+import heapq
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import make_job
+from evalstop.core.policies import fifo, srtf_est
+from evalstop.engine.arrivals import Arrivals, QueueItem
+from evalstop.engine.builtin_fast import BuiltinSimulator
+from evalstop.engine.fast import FastSimulator
+
+ARRIVAL = 2
+
+# an operation: ("submit", time offset, job id) | ("push", time offset, rank) | ("pop", 0, 0)
+Op = tuple[str, int, int]
+OPS = st.lists(
+    st.tuples(st.sampled_from(["submit", "push", "pop"]), st.integers(0, 6), st.integers(0, 1)),
+    max_size=80,
+)
+
+
+@given(OPS)
+def test_eng15_eng2_fed_arrivals_pop_in_the_order_of_one_heap(ops: list[Op]) -> None:
+    """ENG-15, ENG-2: arrivals held outside the heap and fed into it when the fed one is
+    handled give the same events in the same order as one heap of everything, for any
+    interleaving of submits (in or out of time order, never before the clock), other events
+    and pops; the pending count is the same after each operation."""
+    one: list[QueueItem] = []
+    queue: list[QueueItem] = []
+    arrivals = Arrivals()
+    now, seq, job = 0, 0, 0
+    for name, offset, rank in [*ops, *[("pop", 0, 0)] * 200]:
+        if name == "pop":
+            if not one:
+                assert not queue and not len(arrivals)
+                continue
+            expected, got = heapq.heappop(one), heapq.heappop(queue)
+            assert got == expected
+            now = got[0]
+            if got[1] == ARRIVAL:
+                arrivals.arrived(queue, got[0], got[3])
+        else:
+            kind = ARRIVAL if name == "submit" else rank
+            item = (now + offset, kind, seq, job, 0, 0)
+            seq, job = seq + 1, job + 1
+            heapq.heappush(one, item)
+            if name == "submit":
+                arrivals.submit(queue, item)
+            else:
+                heapq.heappush(queue, item)
+        assert len(queue) + len(arrivals) == len(one)
+        if one:
+            assert queue[0] == one[0]
+    assert not one and not queue and not len(arrivals)
+
+
+def test_eng15_the_heap_holds_one_arrival_however_many_are_submitted() -> None:
+    """ENG-15: after 500 submits in time order the heap holds one event (the first arrival)
+    and ``pending`` counts all 500; while the jobs run, the heap holds the running jobs'
+    events and at most one arrival."""
+    for engine in (FastSimulator, BuiltinSimulator):
+        sim = engine(srtf_est if engine is FastSimulator else fifo, 4)
+        for job_id in range(500):
+            sim.submit(make_job(job_id, submit=10 * job_id))
+        assert len(sim.queue) == 1 and sim.pending == 500
+        assert sim.queue[0][3] == 0
+        sim.run(horizon=2_000)
+        assert sum(item[1] == ARRIVAL for item in sim.queue) == 1
+        assert len(sim.queue) <= 1 + 4
+        sim.run()
+        assert sim.pending == 0 and sim.events_handled == 500 * 5
