@@ -177,6 +177,8 @@ MUTATION_MODULES = [
     "src/evalstop/engine/fast.py",
     "src/evalstop/engine/record.py",
     "src/evalstop/engine/builtin_fast.py",
+    "src/evalstop/engine/arrivals.py",
+    "src/evalstop/engine/collector.py",
     "src/evalstop/live/monitor.py",
     "src/evalstop/live/codec.py",
     "src/evalstop/live/records.py",
@@ -185,7 +187,9 @@ MUTATION_MODULES = [
 
 noise_fold is the noise-aware detector's arithmetic folded in place (the monitor's and
 fold_job's path, NAD-11) and records holds the monitor's per-job state (MON-14): parts of
-"detectors" and "monitor" since #11 and #12 moved that logic out of noise_aware and monitor."""
+"detectors" and "monitor" since #11 and #12 moved that logic out of noise_aware and monitor;
+arrivals (the fast engine's pending arrivals) and collector (its garbage-collector pause) are
+parts of the engine since #12 (session 5)."""
 
 MUTATION_TESTS = ["tests/core", "tests/engine", "tests/live"]
 """The tests mutmut runs: the unit tests of those modules (the whole suite takes far longer)."""
