@@ -169,6 +169,32 @@ def test_mon11_a_state_value_json_cannot_carry_is_a_type_error_naming_it() -> No
         monitor.to_json()
 
 
+@attrs.frozen
+class LastScore:
+    """A custom detector whose state is the last score it saw (a NaN one too); never fires."""
+
+    name: str = "last-score"
+
+    def initial(self) -> float:
+        return 0.0
+
+    def update(self, state: float, obs: CheckpointView) -> float:
+        return obs.eval_score
+
+    def fired(self, state: float) -> bool:
+        return False
+
+
+def test_mon11_a_non_finite_state_value_is_a_value_error_naming_it() -> None:
+    """MON-11: to_json writes strict JSON, so a custom detector's state holding a NaN is a
+    ValueError naming the value, not an invalid document."""
+    monitor = Monitor(LastScore())
+    monitor.observe("a", 10, math.nan)
+    with pytest.raises(ValueError) as info:
+        monitor.to_json()
+    assert str(info.value) == "cannot serialise a non-finite value nan"
+
+
 def test_mon15_a_part_that_is_not_an_object_is_named_with_its_type() -> None:
     """MON-15: a detector or a job that is not a JSON object is refused with a message naming
     the part and the type found."""
