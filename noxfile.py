@@ -6,6 +6,7 @@ fresh machine needs is Python 3.11+ and ``pip install nox``.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import nox
@@ -176,6 +177,8 @@ MUTATION_MODULES = [
     "src/evalstop/engine/fast.py",
     "src/evalstop/engine/record.py",
     "src/evalstop/engine/builtin_fast.py",
+    "src/evalstop/engine/arrivals.py",
+    "src/evalstop/engine/collector.py",
     "src/evalstop/live/monitor.py",
     "src/evalstop/live/codec.py",
     "src/evalstop/live/records.py",
@@ -184,7 +187,9 @@ MUTATION_MODULES = [
 
 noise_fold is the noise-aware detector's arithmetic folded in place (the monitor's and
 fold_job's path, NAD-11) and records holds the monitor's per-job state (MON-14): parts of
-"detectors" and "monitor" since #11 and #12 moved that logic out of noise_aware and monitor."""
+"detectors" and "monitor" since #11 and #12 moved that logic out of noise_aware and monitor;
+arrivals (the fast engine's pending arrivals) and collector (its garbage-collector pause) are
+parts of the engine since #12 (session 5)."""
 
 MUTATION_TESTS = ["tests/core", "tests/engine", "tests/live"]
 """The tests mutmut runs: the unit tests of those modules (the whole suite takes far longer)."""
@@ -352,24 +357,32 @@ def _mutated_lines(name: str) -> set[str]:
     Read from mutmut's rewritten module in mutants/, which holds every mutant of a function
     next to its original (``<function>__mutmut_<n>`` and ``<function>__mutmut_orig``).
     """
-    import ast
-
     module, _, function = name.rpartition(".x")
-    path = os.path.join("mutants", "src", *module.split(".")) + ".py"
-    with open(path, encoding="utf-8") as file:
-        text = file.read()
-    bodies = {
-        node.name: ast.get_source_segment(text, node) or ""
-        for node in ast.walk(ast.parse(text))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    }
+    rows, spans = _mutated_module(os.path.join("mutants", "src", *module.split(".")) + ".py")
     mutant = "x" + function
     original = mutant.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
 
-    def lines(body: str) -> set[str]:
-        return {" ".join(row.split()) for row in body.splitlines()[1:]}
+    def lines(function: str) -> set[str]:
+        first, last = spans.get(function, (0, 0))
+        return {" ".join(row.split()) for row in rows[first:last]}  # the def line left out
 
-    return lines(bodies.get(mutant, "")) - lines(bodies.get(original, ""))
+    return lines(mutant) - lines(original)
+
+
+@functools.cache
+def _mutated_module(path: str) -> tuple[list[str], dict[str, tuple[int, int]]]:
+    """The lines of a module of mutants/ and each function's body span in them, parsed once
+    (a mutated module holds thousands of functions: one parse per equivalent took minutes)."""
+    import ast
+
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    spans = {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    return text.splitlines(), spans
 
 
 def _mutation_table(

@@ -299,3 +299,18 @@ def test_eng18_a_stale_checkpoint_changes_only_the_clock() -> None:
         assert list(sim.log) == before
         sim.run()
         assert [record.kind.name for record in sim.log][-2:] == ["CHECKPOINT", "FINISH"]
+
+
+@pytest.mark.parametrize("loop", [False, True], ids=["advance", "run"])
+def test_eng1_the_generic_fast_engine_names_an_unknown_job(loop: bool) -> None:
+    """ENG-1, ENG-15: the generic fast engine (a policy with its own state) refuses an event
+    for an unknown job with the reference engine's message, naming the job."""
+    sim = FastSimulator(srtf_est, 2)
+    sim.submit(make_job(1, scores=[0.3, 0.2, 0.1]))
+    assert sim.advance()
+    heapq.heappush(sim.queue, (5, 2, 0, 9, 0, 0))
+    with pytest.raises(EngineError, match=r"^event for unknown job 9$"):
+        if loop:
+            sim.run()
+        else:
+            sim.advance()

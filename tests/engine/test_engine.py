@@ -701,6 +701,20 @@ def test_eng9_a_policy_that_leaves_jobs_waiting_raises() -> None:
         sim.run()
 
 
+@pytest.mark.parametrize("engine", [Simulator, FastSimulator], ids=["pure", "fast"])
+def test_eng9_the_drain_error_names_the_first_five_waiting_jobs(engine: type[Simulator]) -> None:
+    """ENG-9: the error counts the jobs that never ended and names the first five ids."""
+    sim = engine(Idle(), 2)
+    for job_id in (9, 3, 7, 1, 5, 2, 8):
+        sim.submit(make_job(job_id))
+    with pytest.raises(EngineError) as info:
+        sim.run()
+    assert str(info.value) == (
+        "the queue drained with 7 jobs never ended (first: [1, 2, 3, 5, 7]); "
+        "the policy left them waiting"
+    )
+
+
 # --- ENG-10 ----------------------------------------------------------------------------------
 
 FINITE_SCORE = st.integers(0, 3).map(float)

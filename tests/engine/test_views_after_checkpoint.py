@@ -155,3 +155,23 @@ def test_eng15_two_detectors_see_the_same_reports_in_both_engines(overhead: int)
     assert logs[0] == logs[1]
     assert seen[0] == seen[1]
     assert [r.job_id for r in records_of(sim.log, LogKind.STOP)] == [1]
+
+
+@pytest.mark.parametrize("engine", [Simulator, FastSimulator], ids=["pure", "fast"])
+def test_bnd1_eng15_a_detector_sees_each_checkpoints_proxy_reward(engine: type[Simulator]) -> None:
+    """BND-1, ENG-15: the proxy reward a checkpoint reports reaches the detectors (a missing
+    one as None), in both engines."""
+    job = make_job(4, scores=[0.5, 0.25, 0.75])
+    rewards = (0.5, None, 2.0)
+    job = attrs.evolve(
+        job,
+        observations=[
+            attrs.evolve(obs, proxy_reward=reward)
+            for obs, reward in zip(job.observations, rewards, strict=True)
+        ],
+    )
+    spy = Spy()
+    sim = engine(evalstop(srtf_est, spy), 1)
+    sim.submit(job)
+    sim.run()
+    assert [view.proxy_reward for view in spy.seen] == list(rewards)

@@ -167,3 +167,17 @@ def test_mon11_a_state_value_json_cannot_carry_is_a_type_error_naming_it() -> No
     monitor.observe("a", 10, 0.5)
     with pytest.raises(TypeError, match=re.escape("cannot serialise detector state value (10,)")):
         monitor.to_json()
+
+
+def test_mon15_a_part_that_is_not_an_object_is_named_with_its_type() -> None:
+    """MON-15: a detector or a job that is not a JSON object is refused with a message naming
+    the part and the type found."""
+    for part, value, message in (
+        ("detector", 3, "detector must be an object, got int"),
+        ("jobs", ["a"], "a job must be an object, got str"),
+    ):
+        data = saved(DeclineDetector(k=3))
+        data[part] = value
+        with pytest.raises(ValueError) as info:
+            Monitor.from_dict(data)
+        assert str(info.value) == f"not a saved evalstop monitor: {message}"
