@@ -28,6 +28,7 @@ from evalstop.experiments.plan import (
     NOISES,
     Settings,
     Sim,
+    decides_on_eval_scores,
     plan,
     reads_eval_scores,
 )
@@ -83,6 +84,15 @@ def test_rep1_score_blind_systems_share_their_noise_cells() -> None:
         assert pair[0].quality_retained_rlhf != pair[1].quality_retained_rlhf
 
 
+def test_rep12_which_systems_decide_on_eval_scores() -> None:
+    """REP-12: a base alone and a stopat or lossplateau wrapper over a base decide without
+    eval scores; an EvalStop or noise-aware wrapper, or a wrapper over a wrapper, does not."""
+    for system in ("srtf-est", "stopat-0.65+srtf-est", "stopat+fifo", "lossplateau+las"):
+        assert not decides_on_eval_scores(system), system
+    for system in ("evalstop+srtf-est", "noise-aware+fifo", "stopat-0.65+evalstop+fifo"):
+        assert decides_on_eval_scores(system), system
+
+
 def test_rep2_same_results_for_any_worker_count() -> None:
     """REP-2: results.json is byte-identical with one worker and with two."""
     settings = Settings(seeds=2, jobs=30, gpus=16)
@@ -92,21 +102,24 @@ def test_rep2_same_results_for_any_worker_count() -> None:
 
 
 def test_rep2_a_family_group_equals_its_simulations_one_by_one() -> None:
-    """REP-2, WRK-8: a group runs a workload family (its noise levels drawn together); every
-    simulation's figures equal those of the simulation run alone."""
+    """REP-2, WRK-8, REP-12: a group runs a workload family (its noise levels drawn together;
+    a wrapper whose rule reads no eval score simulated once); every simulation's figures equal
+    those of the simulation run alone."""
     settings = Settings(seeds=1, jobs=40, gpus=16)
+    systems = ("evalstop+srtf-est", "stopat-0.65+fifo", "lossplateau+srtf-est")
     family = tuple(
         Sim("paper", sigma, 0.6, 10, 0, system, 2)
         for sigma in (0.01, 0.05, 0.12)
-        for system in ("evalstop+srtf-est", "stopat-0.65+fifo")
+        for system in systems
     )
     together = run_group((settings, family))
     assert [sim for sim, _ in together] == list(family)
     for sim, figures in together:
         alone = run_group((settings, (sim,)))[0][1]
         np.testing.assert_equal(attrs.astuple(figures), attrs.astuple(alone))
-    retained = {figures.quality_retained_rlhf for _, figures in together}
-    assert len(retained) > 1, "the noise levels gave equal figures: the check would be vacuous"
+    for system in systems:  # the noise levels change what is kept: the check is not vacuous
+        retained = {f.quality_retained_rlhf for sim, f in together if sim.system == system}
+        assert len(retained) > 1, system
 
 
 def test_rep11_a_group_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "WORLD_NAMES",
     "Settings",
     "Sim",
+    "decides_on_eval_scores",
     "plan",
     "reads_eval_scores",
     "world_plan",
@@ -142,6 +143,18 @@ def reads_eval_scores(system: str) -> bool:
     every wrapper does, if only to keep the checkpoint with the best observed score."""
     _, plus, _ = system.partition("+")
     return bool(plus)
+
+
+def decides_on_eval_scores(system: str) -> bool:
+    """False when ``system``'s decisions read no eval score: a base alone, or a base wrapped
+    by ``stopat`` (estimated progress) or ``lossplateau`` (the loss). Such a system starts
+    and stops every job at the same times at every sigma; a wrapper still keeps the best
+    *observed* checkpoint, which the runner re-derives at each sigma (REP-12)."""
+    detector, plus, base = system.partition("+")
+    if not plus:
+        return False
+    blind = detector == "lossplateau" or detector.startswith("stopat")
+    return not blind or reads_eval_scores(base)
 
 
 def _system(detector: str, base: str) -> str:

@@ -22,13 +22,13 @@ from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.engine.collector import paused
 from evalstop.experiments.leakage import Leakage, audit
-from evalstop.experiments.plan import Settings, Sim
+from evalstop.experiments.plan import Settings, Sim, decides_on_eval_scores
 from evalstop.experiments.ray_backend import Backend
 from evalstop.sim.attach import AttachRule
 from evalstop.sim.detection import detection_metrics
-from evalstop.sim.metrics import job_outcomes, system_metrics
+from evalstop.sim.metrics import JobOutcome, job_outcomes, kept_at, system_metrics
 from evalstop.sim.philly import trace_workload
-from evalstop.sim.run import Cluster, simulate
+from evalstop.sim.run import Cluster, Result, simulate
 from evalstop.sim.workload import generate_noise_sweep
 
 __all__ = [
@@ -93,10 +93,17 @@ def _run_group(group: Group) -> list[tuple[Sim, Figures]]:
         firsts.setdefault(sim.noise, sim)
     workloads = dict(zip(firsts, _workloads(settings, tuple(firsts.values())), strict=True))
     out: list[tuple[Sim, Figures]] = []
+    blind: dict[tuple[str, int], tuple[Result, dict[int, JobOutcome]]] = {}
     for sim in sims:
         workload, cluster, jobs = workloads[sim.noise]
-        result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
-        outcomes = job_outcomes(result)
+        run = blind.get((sim.system, sim.k))
+        if run is not None:  # the same decisions at another sigma: re-keep only (REP-12)
+            result, outcomes = run[0], kept_at(run[1].values(), jobs)
+        else:
+            result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
+            outcomes = job_outcomes(result)
+            if not decides_on_eval_scores(sim.system):
+                blind[sim.system, sim.k] = (result, outcomes)
         system = system_metrics(result, list(outcomes.values()))
         detection = detection_metrics(outcomes.values(), jobs)
         figures = Figures(

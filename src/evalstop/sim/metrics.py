@@ -22,6 +22,7 @@ __all__ = [
     "SystemMetrics",
     "jct_stats",
     "job_outcomes",
+    "kept_at",
     "system_metrics",
 ]
 
@@ -163,6 +164,38 @@ def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
                 done,
             )
     return outcomes
+
+
+def _best_index(job: Job, evals: int) -> int:
+    """Index of the best valid eval score among the first ``evals`` reports (ties keep the
+    earlier, DET-4); ``evals - 1`` when none is valid (a stop saving no checkpoint)."""
+    best, index = None, evals - 1
+    for position, obs in enumerate(job.observations[:evals]):
+        score = obs.eval_score
+        if score - score == 0.0 and (best is None or score > best):  # finite, strictly higher
+            best, index = score, position
+    return index
+
+
+def kept_at(outcomes: Iterable[JobOutcome], jobs: dict[JobId, Job]) -> dict[JobId, JobOutcome]:
+    """The outcomes of a run replayed on ``jobs``, which differ from the run's own only in
+    their eval scores, for a system whose decisions read no eval score (spec ``MET-9``).
+
+    Every job starts, stops and ends as in the run; a stopped job keeps the best valid eval
+    score it reported up to its stop (DET-4) among its reports in ``jobs``, so only its kept
+    checkpoint and the quality retained change. O(reports of the stopped jobs)."""
+    out: dict[JobId, JobOutcome] = {}
+    for outcome in outcomes:
+        out[outcome.job_id] = outcome
+        if outcome.stopped:
+            job = jobs[outcome.job_id]
+            kept = _best_index(job, outcome.evals_seen)
+            if kept != outcome.kept_index:
+                peak = float(job.truth.quality.max())
+                out[outcome.job_id] = attrs.evolve(
+                    outcome, kept_index=kept, quality_retained=_retained(job, kept, peak)
+                )
+    return out
 
 
 @attrs.frozen(slots=True)
