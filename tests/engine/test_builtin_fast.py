@@ -35,6 +35,7 @@ from evalstop.engine.builtin_fast import (
 from evalstop.engine.errors import EngineError
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.record import JobRecord
+from evalstop.engine.simulator import Simulator
 from evalstop.sim.workload import WorkloadConfig, generate
 
 TAKEN: list[Policy] = [
@@ -327,3 +328,28 @@ def test_eng1_the_generic_fast_engine_names_the_bad_event(loop: bool) -> None:
     sim.run(horizon=10)  # job 1's first checkpoint, at 10
     with pytest.raises(EngineError, match=r"^job 2 submitted at t=4, before the clock t=10$"):
         sim.submit(make_job(2, submit=4))
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [make_policy("loss-aware"), las, evalstop(make_policy("loss-aware"), DeclineDetector(2))],
+    ids=lambda p: p.name,
+)
+def test_eng15_the_fast_engine_stepped_one_event_at_a_time_equals_the_reference(
+    policy: Policy,
+) -> None:
+    """ENG-15, POL-6: advancing the generic fast engine one event at a time (not its hot
+    loop) writes the reference engine's log, also for a policy whose state must be told each
+    checkpoint's report (loss-aware re-ranks at checkpoints)."""
+    jobs = sorted(
+        generate(WorkloadConfig(n_jobs=40, gpus=4), seed=3).jobs,
+        key=lambda j: (j.spec.submit_time, j.job_id),
+    )
+    reference, fast = Simulator(policy, 4), FastSimulator(policy, 4)
+    for job in jobs:
+        reference.submit(job)
+        fast.submit(job)
+    reference.run()
+    while fast.advance():
+        pass
+    assert list(fast.log) == list(reference.log)

@@ -239,3 +239,14 @@ def test_mon11_mon7_a_stopped_job_stays_stopped_after_a_round_trip() -> None:
     assert restored.observe("a", 50, 0.9) == monitor.observe("a", 50, 0.9)
     assert isinstance(before, Stop)
     assert before.stop_step == 30
+
+
+def test_mon15_the_message_is_cut_at_300_characters() -> None:
+    """MON-15: a detector parameter with a 500-character name is refused with a message of at
+    most 300 characters (the name is quoted in it, cut)."""
+    data = saved(DeclineDetector(k=3))
+    data["detector"]["params"]["x" * 500] = 1
+    with pytest.raises(ValueError) as info:
+        Monitor.from_dict(data)
+    assert len(str(info.value)) == 300
+    assert str(info.value).startswith("not a saved evalstop monitor: TypeError(")
