@@ -534,3 +534,26 @@ def test_det11_lossplateau_warmup_and_baseline() -> None:
     assert make_detector("evalstop", warmup_steps=5) == DeclineDetector(2, warmup_steps=5)
     with pytest.raises(ValueError, match="--baseline"):
         make_detector("evalstop", baseline=1.0)
+
+
+@given(
+    k=st.integers(1, 12),
+    min_delta=st.one_of(st.integers(0, 3), st.floats(0, 5, allow_nan=False)),
+    warmup_steps=st.integers(0, 300),
+)
+def test_det1_the_name_is_the_parameters_label_every_time(
+    k: int, min_delta: float, warmup_steps: int
+) -> None:
+    """DET-1, DET-11: the name shows k and every non-zero knob as ``{value:g}``, the same on
+    every read (it is built once per parameter values and types); equal values of another
+    type that format differently get their own label."""
+    detector = DeclineDetector(k, min_delta=min_delta, warmup_steps=warmup_steps)
+    extras = (f",min_delta={min_delta:g}" if min_delta else "") + (
+        f",warmup_steps={warmup_steps}" if warmup_steps else ""
+    )
+    assert detector.name == detector.name == f"evalstop(k={k}{extras})"
+    from decimal import Decimal
+
+    assert DeclineDetector(2, min_delta=1).name == "evalstop(k=2,min_delta=1)"
+    exact = DeclineDetector(2, min_delta=Decimal("1.0"))  # type: ignore[arg-type]
+    assert exact.name == "evalstop(k=2,min_delta=1.0)"

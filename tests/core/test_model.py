@@ -243,6 +243,14 @@ def test_mod1_times_and_counts_must_be_integers(
     assert repr(value) in str(info.value)
 
 
+def test_mod1_numpy_zero_is_a_valid_non_negative_value() -> None:
+    """MOD-1, MOD-2: a numpy integer 0 is a valid time or step (>= 0), a numpy -1 is not."""
+    assert spec(submit_time=np.int64(0)).submit_time == 0
+    assert observation(step=np.int64(0)).step == 0
+    with pytest.raises(ValueError, match="submit_time must be >= 0, got"):
+        spec(submit_time=np.int64(-1))
+
+
 def test_mod1_numpy_integers_are_integers() -> None:
     """MOD-1: numpy integers (what array-based workload code produces) are accepted."""
     made = spec(submit_time=np.int64(3), estimated_duration=np.int32(40))

@@ -172,3 +172,11 @@ def test_pol7_las_moves_at_a_whole_second() -> None:
     moves = las.moves_at(view, 100) if las.moves_at is not None else None
     assert moves == 615 and type(moves) is int
     assert las.key(view, now=615) != las.key(view, now=614)
+
+
+def test_pol7_las_at_a_threshold_moves_at_the_next_one() -> None:
+    """POL-7: a job whose attained GPU service is exactly at a threshold has reached it; its
+    next move is the next threshold (a time after now), not now."""
+    view = job_view(1, gpus=1, running_since=0)
+    moves = las.moves_at(view, 3_600) if las.moves_at is not None else None
+    assert moves == 36_000

@@ -302,15 +302,28 @@ def test_eng18_a_stale_checkpoint_changes_only_the_clock() -> None:
 
 
 @pytest.mark.parametrize("loop", [False, True], ids=["advance", "run"])
-def test_eng1_the_generic_fast_engine_names_an_unknown_job(loop: bool) -> None:
+def test_eng1_the_generic_fast_engine_names_the_bad_event(loop: bool) -> None:
     """ENG-1, ENG-15: the generic fast engine (a policy with its own state) refuses an event
-    for an unknown job with the reference engine's message, naming the job."""
+    for an unknown job, a second arrival and a checkpoint out of order with messages naming
+    them, in the one-event path and in the hot loop alike; and a submission before the
+    clock."""
+    cases: list[tuple[tuple[int, int, int, int, int, int], str]] = [
+        ((5, 2, 0, 9, 0, 0), "event for unknown job 9"),
+        ((5, 2, 0, 1, 0, 0), "job 1 arrived twice"),
+        ((5, 1, 0, 1, 3, 1), "job 1: checkpoint 3, expected 1"),
+    ]
+    for item, message in cases:
+        sim = FastSimulator(srtf_est, 2)
+        sim.submit(make_job(1, scores=[0.3, 0.2, 0.1]))
+        assert sim.advance()
+        heapq.heappush(sim.queue, item)
+        with pytest.raises(EngineError, match=f"^{re.escape(message)}$"):
+            if loop:
+                sim.run()
+            else:
+                sim.advance()
     sim = FastSimulator(srtf_est, 2)
-    sim.submit(make_job(1, scores=[0.3, 0.2, 0.1]))
-    assert sim.advance()
-    heapq.heappush(sim.queue, (5, 2, 0, 9, 0, 0))
-    with pytest.raises(EngineError, match=r"^event for unknown job 9$"):
-        if loop:
-            sim.run()
-        else:
-            sim.advance()
+    sim.submit(make_job(1))
+    sim.run(horizon=10)  # job 1's first checkpoint, at 10
+    with pytest.raises(EngineError, match=r"^job 2 submitted at t=4, before the clock t=10$"):
+        sim.submit(make_job(2, submit=4))

@@ -9,6 +9,7 @@ carry the same step and score.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import pytest
@@ -18,9 +19,11 @@ from evalstop.core.boundary import CheckpointView, EventKind, JobView
 from evalstop.core.detectors import DeclineDetector
 from evalstop.core.model import Job
 from evalstop.core.policies import srtf_est
+from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import Simulator
+from evalstop.engine.builtin_fast import simulator_for
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import LogKind
 
@@ -175,3 +178,34 @@ def test_bnd1_eng15_a_detector_sees_each_checkpoints_proxy_reward(engine: type[S
     sim.submit(job)
     sim.run()
     assert [view.proxy_reward for view in spy.seen] == list(rewards)
+
+
+@pytest.mark.parametrize("base", [srtf_est, make_policy("fifo")], ids=["srtf-est", "fifo"])
+@pytest.mark.parametrize("engine", [Simulator, FastSimulator, simulator_for], ids=repr)
+def test_det11_eng17_the_engines_fold_the_decline_rule_at_its_boundaries(
+    engine: Callable[..., Simulator], base: Policy
+) -> None:
+    """DET-2, DET-11, ENG-15, ENG-17: every engine (the reference, the generic fast one and
+    the built-in path) counts a report at exactly ``warmup_steps`` and fires at exactly ``k``
+    declines: scores falling from step 10 with k=2 and warm-up 20 fire at step 40 (20 sets
+    the baseline, 30 and 40 decline), so the job is stopped at its 4th checkpoint (t=40)."""
+    sim = engine(evalstop(base, DeclineDetector(2, warmup_steps=20)), 1)
+    sim.submit(make_job(1, scores=[0.5, 0.4, 0.3, 0.2, 0.1]))
+    sim.run()
+    assert [(r.time, r.job_id) for r in records_of(sim.log, LogKind.STOP)] == [(40, 1)]
+
+
+def test_eng15_policies_see_the_same_verdicts_in_both_engines() -> None:
+    """ENG-15, BND-1: a policy shown the jobs' verdicts sees the same ones (fired, the step it
+    fired at, evaluations, best checkpoint) in the reference and the generic fast engine,
+    also once a verdict has fired (here on a kind the wrapper does not stop)."""
+    seen = []
+    for engine in (Simulator, FastSimulator):
+        recorder = Recorder(evalstop(srtf_est, DeclineDetector(2), kinds=frozenset()))
+        sim = engine(recorder, 1)
+        sim.submit(make_job(1, scores=[0.5, 0.4, 0.3, 0.2, 0.1]))
+        sim.submit(make_job(2, submit=5, scores=[0.1, 0.2]))
+        sim.run()
+        seen.append([job.verdicts for view in recorder.views for job in view.running])
+    assert repr(seen[0]) == repr(seen[1])
+    assert any(v.fired_step == 30 for verdicts in seen[1] for v in verdicts)

@@ -15,7 +15,7 @@ import pytest
 from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.live.monitor import Monitor
+from evalstop.live.monitor import Monitor, Stop
 
 BUILT_IN: list[Detector[Any]] = [
     DeclineDetector(k=3),
@@ -169,6 +169,32 @@ def test_mon11_a_state_value_json_cannot_carry_is_a_type_error_naming_it() -> No
         monitor.to_json()
 
 
+@attrs.frozen
+class LastScore:
+    """A custom detector whose state is the last score it saw (a NaN one too); never fires."""
+
+    name: str = "last-score"
+
+    def initial(self) -> float:
+        return 0.0
+
+    def update(self, state: float, obs: CheckpointView) -> float:
+        return obs.eval_score
+
+    def fired(self, state: float) -> bool:
+        return False
+
+
+def test_mon11_a_non_finite_state_value_is_a_value_error_naming_it() -> None:
+    """MON-11: to_json writes strict JSON, so a custom detector's state holding a NaN is a
+    ValueError naming the value, not an invalid document."""
+    monitor = Monitor(LastScore())
+    monitor.observe("a", 10, math.nan)
+    with pytest.raises(ValueError) as info:
+        monitor.to_json()
+    assert str(info.value) == "cannot serialise a non-finite value nan"
+
+
 def test_mon15_a_part_that_is_not_an_object_is_named_with_its_type() -> None:
     """MON-15: a detector or a job that is not a JSON object is refused with a message naming
     the part and the type found."""
@@ -181,3 +207,35 @@ def test_mon15_a_part_that_is_not_an_object_is_named_with_its_type() -> None:
         with pytest.raises(ValueError) as info:
             Monitor.from_dict(data)
         assert str(info.value) == f"not a saved evalstop monitor: {message}"
+
+
+def test_mon15_top_level_keys_duplicate_serials_and_field_names() -> None:
+    """MON-15: an unexpected top-level key is named, two jobs with one serial are refused, and
+    a bad best step names its field."""
+    data = saved(DeclineDetector(k=3))
+    data["extra"] = 1
+    with pytest.raises(ValueError) as info:
+        Monitor.from_dict(data)
+    assert str(info.value) == (
+        "not a saved evalstop monitor: the document keys differ: missing [], unexpected ['extra']"
+    )
+    data = saved(DeclineDetector(k=3))
+    data["jobs"][1]["serial"] = data["jobs"][0]["serial"]
+    with pytest.raises(ValueError, match="serial"):
+        Monitor.from_dict(data)
+    with pytest.raises(ValueError, match="best_step must be an int"):
+        Monitor.from_dict(tampered(DeclineDetector(k=3), "best_step", "10"))
+
+
+def test_mon11_mon7_a_stopped_job_stays_stopped_after_a_round_trip() -> None:
+    """MON-11, MON-7: a job stopped by the built-in decline rule is still stopped, at the same
+    step, in the monitor rebuilt from its saved state."""
+    monitor = Monitor(DeclineDetector(k=2))
+    for step, score in ((10, 0.5), (20, 0.4), (30, 0.3)):
+        monitor.observe("a", step, score)
+    before = monitor.observe("a", 40, 0.9)
+    restored = Monitor.from_json(monitor.to_json())
+    assert restored.to_json() == monitor.to_json()
+    assert restored.observe("a", 50, 0.9) == monitor.observe("a", 50, 0.9)
+    assert isinstance(before, Stop)
+    assert before.stop_step == 30

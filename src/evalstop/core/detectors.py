@@ -10,6 +10,7 @@ The pure helpers :func:`count_declines` and :func:`improves` carry PEP 316 contr
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Generic, Protocol, TypeVar
 
@@ -118,6 +119,18 @@ def _non_negative_finite(_inst: object, attribute: attrs.Attribute[float], value
         raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
 
 
+@functools.lru_cache(maxsize=1024, typed=True)
+def _decline_name(k: int, min_delta: float, warmup_steps: int) -> str:
+    """:attr:`DeclineDetector.name` (cached per parameter values and their types, so a value
+    that formats differently is never served another's label)."""
+    extras = "".join(
+        f",{label}={value:g}"
+        for label, value in (("min_delta", min_delta), ("warmup_steps", warmup_steps))
+        if value
+    )
+    return f"evalstop(k={k}{extras})"
+
+
 @attrs.frozen(slots=True)
 class DeclineDetector:
     """EvalStop's rule: fire at the ``k``-th consecutive decline of the eval score.
@@ -142,12 +155,8 @@ class DeclineDetector:
 
     @property
     def name(self) -> str:
-        extras = "".join(
-            f",{label}={value:g}"
-            for label, value in (("min_delta", self.min_delta), ("warmup_steps", self.warmup_steps))
-            if value
-        )
-        return f"evalstop(k={self.k}{extras})"
+        # read per decision by the wrapper and per verdict: built once per parameter set
+        return _decline_name(self.k, self.min_delta, self.warmup_steps)
 
     def initial(self) -> DeclineState:
         return DeclineState()
