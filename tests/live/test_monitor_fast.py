@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.monitor import Continue, Monitor, Reason, Stop, _continue_of
+from evalstop.live.slots import slot_builder
 from evalstop.live.state import Mode
 
 
@@ -235,3 +236,9 @@ def test_mon14_continue_has_nothing_its_init_would_run() -> None:
         assert field.converter is None, field.name
     assert not hasattr(Continue, "__attrs_post_init__")
     assert not hasattr(Continue, "__attrs_pre_init__")
+
+
+def test_mon14_the_slot_builder_takes_six_fields_only() -> None:
+    """MON-14: the slot builder refuses a class whose fields it would not all set."""
+    with pytest.raises(ValueError, match="Stop has 7 fields, not 6"):
+        slot_builder(Stop)
