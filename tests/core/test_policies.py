@@ -436,7 +436,7 @@ def test_pol4_an_overrun_job_has_zero_remaining_not_one() -> None:
 
 
 def test_pol4_srtf_jobs_past_their_estimate_tie_at_zero_remaining() -> None:
-    """POL-4: the srtf-est key is max(0, estimate - service), so two queued jobs that both ran
+    """POL-4: srtf-est's key is max(0, estimate - service), so two queued jobs that both ran
     past their estimate have remaining 0 and go in submit order, however far past they are."""
     early = job_view(1, submit=0, estimate=10, service=50)
     late = job_view(2, submit=1, estimate=10, service=900)
