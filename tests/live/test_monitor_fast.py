@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.live.monitor import Monitor, Reason, Stop
+from evalstop.live.monitor import Continue, Monitor, Reason, Stop, _continue_of
+from evalstop.live.slots import slot_builder
 from evalstop.live.state import Mode
 
 
@@ -198,3 +199,46 @@ def test_mon14_a_drop_of_exactly_min_delta_is_not_a_decline(batch: bool) -> None
                 assert not monitor.observe("a", step, score).stopped
         stops = monitor.observe_many([("a", 3, scores[2])])
         assert [(stop.job_id, stop.stop_step) for stop in stops] == [("a", 3)]
+
+
+@given(
+    key=st.one_of(st.integers(), st.text()),
+    step=st.integers(0, 10**12),
+    reason=st.sampled_from(list(Reason)),
+    evals=st.integers(0, 10**6),
+    best_step=st.one_of(st.none(), st.integers(0, 10**12)),
+    best_score=st.one_of(st.none(), st.floats(allow_nan=False)),
+)
+def test_mon14_a_continue_built_from_its_slots_is_a_continue(
+    key: int | str,
+    step: int,
+    reason: Reason,
+    evals: int,
+    best_step: int | None,
+    best_score: float | None,
+) -> None:
+    """MON-14: the fast path's verdict, built by setting its slots, is the value attrs'
+    ``__init__`` builds: same type, fields, equality, hash and repr."""
+    fast = _continue_of(key, step, reason, evals, best_step, best_score)
+    slow = Continue(key, step, reason, evals, best_step, best_score)
+    assert type(fast) is Continue
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert attrs.astuple(fast, recurse=False) == attrs.astuple(slow, recurse=False)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        fast.step = 0  # type: ignore[misc]
+
+
+def test_mon14_continue_has_nothing_its_init_would_run() -> None:
+    """MON-14: setting the slots skips nothing: no field of Continue has a default, a
+    validator or a converter, and it has no post-init hook."""
+    for field in attrs.fields(Continue):
+        assert field.default is attrs.NOTHING and field.validator is None, field.name
+        assert field.converter is None, field.name
+    assert not hasattr(Continue, "__attrs_post_init__")
+    assert not hasattr(Continue, "__attrs_pre_init__")
+
+
+def test_mon14_the_slot_builder_takes_six_fields_only() -> None:
+    """MON-14: the slot builder refuses a class whose fields it would not all set."""
+    with pytest.raises(ValueError, match="Stop has 7 fields, not 6"):
+        slot_builder(Stop)

@@ -31,6 +31,7 @@ from evalstop.live.batch import decline_many, fold_many
 from evalstop.live.codec import FORMAT, decode, encode, loads
 from evalstop.live.direction import ModeChoice, resolve_mode
 from evalstop.live.records import DeclineRecord, NoiseRecord, WatchRecord, fast_path, record_of
+from evalstop.live.slots import slot_builder
 from evalstop.live.state import JobKey, JobState, Mode, check_detector, checked, ordinary_extras
 
 __all__ = [
@@ -129,6 +130,11 @@ _RLHF: Final = JobKind.RLHF
 
 MonitorVerdict: TypeAlias = Continue | Stop
 """The verdict for one observation."""
+
+_continue_of: Final = slot_builder(Continue)
+"""``Continue(...)`` with its slots set directly: the fast path's verdict (MON-14)."""
+
+
 _Record: TypeAlias = WatchRecord | DeclineRecord | NoiseRecord
 
 
@@ -260,9 +266,8 @@ class Monitor:
         if job.fired_step is not None:
             return self._stop(key, step, reason, job)
         best = job.best_score
-        return Continue(
-            key, step, reason, job.evals, job.best_step, None if best is None else self._sign * best
-        )
+        best = None if best is None else self._sign * best
+        return _continue_of(key, step, reason, job.evals, job.best_step, best)
 
     def _generic(
         self,
