@@ -182,6 +182,7 @@ MUTATION_MODULES = [
     "src/evalstop/live/monitor.py",
     "src/evalstop/live/codec.py",
     "src/evalstop/live/records.py",
+    "src/evalstop/live/slots.py",
 ]
 """The core modules whose mutation score ``nox -s mutants`` reports (issue 15: >= 90% each).
 
@@ -189,7 +190,8 @@ noise_fold is the noise-aware detector's arithmetic folded in place (the monitor
 fold_job's path, NAD-11) and records holds the monitor's per-job state (MON-14): parts of
 "detectors" and "monitor" since #11 and #12 moved that logic out of noise_aware and monitor;
 arrivals (the fast engine's pending arrivals) and collector (its garbage-collector pause) are
-parts of the engine since #12 (session 5)."""
+parts of the engine since #12, slots (how the monitor builds a verdict fast) part of the monitor
+(session 5)."""
 
 MUTATION_TESTS = ["tests/core", "tests/engine", "tests/live"]
 """The tests mutmut runs: the unit tests of those modules (the whole suite takes far longer)."""
