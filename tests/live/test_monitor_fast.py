@@ -238,6 +238,17 @@ def test_mon14_continue_has_nothing_its_init_would_run() -> None:
     assert not hasattr(Continue, "__attrs_pre_init__")
 
 
+def test_mon14_a_slot_builder_built_now_sets_each_field_in_order() -> None:
+    """MON-14: a builder made by slot_builder (here at test time, not the monitor's, made at
+    import) sets each of the six fields to its own argument, in field order."""
+    build = slot_builder(Continue)
+    values = ("job", 7, Reason.COUNTED, 3, 5, 0.25)
+    built = build(*values)
+    assert type(built) is Continue
+    assert attrs.astuple(built, recurse=False) == values
+    assert built == Continue(*values) and repr(built) == repr(Continue(*values))
+
+
 def test_mon14_the_slot_builder_takes_six_fields_only() -> None:
     """MON-14: the slot builder refuses a class whose fields it would not all set."""
     with pytest.raises(ValueError, match="Stop has 7 fields, not 6"):
