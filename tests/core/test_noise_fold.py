@@ -183,3 +183,31 @@ def test_nad4_nad11_the_warm_up_ends_at_warmup_steps() -> None:
             fold.fold(detector, step, score)
         assert repr(fold.watch) == repr(watch)
         assert watch.rule.alarm is alarm
+
+
+EXTREME_SCORES = st.one_of(
+    st.floats(),  # any float: NaN, infinities, subnormals, the largest finite ones
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1.7976931348623157e308, -1.7976931348623157e308]),
+)
+
+
+@given(
+    detector=DETECTORS,
+    stream=st.lists(st.tuples(st.integers(0, 10**12), EXTREME_SCORES), max_size=40),
+)
+def test_nad11_fold_equals_observe_on_extreme_scores(
+    detector: NoiseAwareDetector, stream: list[tuple[int, float]]
+) -> None:
+    """NAD-11: the fold writes update's ``alpha`` as ``-em`` (exact: IEEE rounding is
+    symmetric); on any floats (signed zeros, subnormals, overflow to infinite or NaN levels)
+    and any steps (repeated, going back: a zero gap, so a zero ``em``) its watch stays
+    observe's, bit for bit (repr tells -0.0 from 0.0)."""
+    watch, state, fold = (
+        start_watch(detector),
+        NoiseFold(start_watch(detector)),
+        noise_folder(detector),
+    )
+    for index, (step, score) in enumerate(stream, start=1):
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
+        assert fold(state, step, score) == math.isfinite(score)
+        assert repr(state.watch) == repr(watch)
