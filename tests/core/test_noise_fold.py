@@ -30,15 +30,21 @@ DETECTORS = st.builds(
 @st.composite
 def reports(draw: st.DrawFn) -> list[tuple[int, float]]:
     """Steps that mostly advance (a few repeat or go back: the fold does not check them) and
-    scores that drift with noise from a drawn random stream; a few NaN and infinities."""
+    scores that drift with noise from a drawn random stream; a few NaN and infinities, and a
+    few finite scores at the ends of the float range (NAD-7's ``SPAN``)."""
     rng = draw(st.randoms(use_true_random=False))
     step, level, out = 0, 0.0, []
     for _ in range(draw(st.integers(0, 60))):
         step = max(0, step + rng.randint(-2, 30))
         level += rng.uniform(-1.0, 0.6)
-        special = rng.random() < 0.05
-        score = rng.choice([math.nan, math.inf, -math.inf]) if special else level
-        out.append((step, score + rng.gauss(0.0, 0.2)))
+        special = rng.random()
+        if special < 0.05:
+            score = rng.choice([math.nan, math.inf, -math.inf])
+        elif special < 0.08:
+            score = rng.choice([1.7e308, -1.7e308, 1e300, -1e300, 9e307])
+        else:
+            score = level + rng.gauss(0.0, 0.2)
+        out.append((step, score))
     return out
 
 
