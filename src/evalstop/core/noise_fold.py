@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 
 from evalstop.core.detectors import Watch
-from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, SPAN, NoiseAwareDetector, NoiseState
 
 __all__ = ["NoiseFold", "noise_folder"]
 
@@ -98,12 +98,16 @@ def noise_folder(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], 
     memory, keep_memory, z, widen = rule.memory, rule.keep_memory, rule.z, rule.z**3 + rule.z
     warmup_evals, warmup_steps, min_delta = rule.warmup_evals, rule.warmup_steps, rule.min_delta
     level_keep, first, expm1, sqrt = rule.keep == "level", _first(rule), _expm1, _sqrt
+    skip, span = _skip(rule), SPAN
 
     def fold(s: NoiseFold, step: int, score: float) -> bool:
         origin = s.origin
         if score - score != 0.0 or origin is None:  # NaN and inf - inf are NaN
             return first(s, step, score)
-        value, previous = score - origin, s.step  # alpha = -em, below: exact (see above)
+        value = score - origin
+        if not -span <= value <= span:  # its arithmetic would overflow (NAD-7)
+            return skip(s, step, score)
+        previous = s.step  # alpha = -em below: exact (see above)
         gap, elapsed = step - previous if step > previous else 0, step if step > 1 else 1
         em = expm1(-gap / (memory * elapsed))
         level = s.level
@@ -168,6 +172,23 @@ def _first(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:
         return finite
 
     return first
+
+
+def _skip(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:
+    """The rare finite report more than ``SPAN`` from the origin: the rule's state stays as it
+    was (``NoiseAwareDetector.update``, ``NAD-7``) and the watch counts it as ``observe`` does
+    (a valid evaluation; the best score under ``keep="best"``)."""
+    level_keep = rule.keep == "level"
+
+    def skip(s: NoiseFold, step: int, score: float) -> bool:
+        s.evals += 1
+        if not level_keep and ((best := s.best_score) is None or score > best):
+            s.best_step, s.best_score = step, score
+        if s.alarm and s.fired_step is None:
+            s.fired_step = step
+        return True
+
+    return skip
 
 
 _expm1 = math.expm1
