@@ -1,4 +1,5 @@
-"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests, adapters and docs.
+"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests, adapters, native and
+docs.
 
 Every session installs what it needs from PyPI into its own virtualenv, so the only thing a
 fresh machine needs is Python 3.11+ and ``pip install nox``.
@@ -11,7 +12,7 @@ import os
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "docs"]
+nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "native", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -62,6 +63,7 @@ def lint(session: nox.Session) -> None:
         "docs/hooks",
         "docs/scripts",
         "benchmarks",
+        "hatch_build.py",
     ]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
@@ -103,6 +105,29 @@ def changelog(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "changelog", "test"))
     session.run("pytest", "-p", "no:cacheprovider", "tests/repo/test_changelog.py")
     session.run("towncrier", "build", "--draft", "--version", "Unreleased")
+
+
+NATIVE_TESTS = [
+    "tests/live",
+    "tests/core/test_noise_fold.py",
+    "tests/core/test_noise_aware.py",
+    "tests/core/test_keep_floor.py",
+    "tests/sim/test_detection.py",
+]
+"""The tests of the modules the mypyc build compiles and of their callers (spec MON-18)."""
+
+
+@nox.session
+def native(session: nox.Session) -> None:
+    """The opt-in mypyc build (spec MON-18): build and install it (a wheel, not editable), run
+    the tests of its modules against it (they fail if the modules are not compiled), and print
+    the monitor benchmark beside the checkout's pure sources. Needs gcc and Python's headers."""
+    session.install("pytest>=8", "hypothesis>=6.100", ".")  # the pure build and its dependencies
+    session.install("--force-reinstall", "--no-deps", ".", env={"EVALSTOP_MYPYC": "1"})
+    session.run(
+        "pytest", "-p", "no:cacheprovider", *NATIVE_TESTS, env={"EVALSTOP_EXPECT_COMPILED": "1"}
+    )
+    session.run("python", "benchmarks/bench_monitor.py", "--against-pure", "--memory-jobs", "20")
 
 
 @nox.session

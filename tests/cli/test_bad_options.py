@@ -15,6 +15,7 @@ from evalstop.cli import main
         (["--mix", "rlhf=1e308,dpo=1e308"], "--mix"),
         (["--mix", "rlhf=inf"], "--mix"),
         (["--arrival-rate", "nan"], "--arrival-rate"),
+        (["--arrival-rate", "inf"], "--arrival-rate"),
         (["--policy", "stopat-nan+fifo"], "--policy"),
     ],
 )

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import checkpoint_view
-from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, SPAN, NoiseAwareDetector, NoiseState
 
 
 def run(
@@ -130,6 +130,27 @@ def test_nad7_a_nan_report_changes_no_decision(scores: list[float], data: st.Dat
     keeper = NoiseAwareDetector(keep="level")
     kept = keeper.kept(run(keeper, scores, steps)[0])
     assert keeper.kept(run(keeper, with_nan, nan_steps)[0]) == kept
+
+
+@given(scores_strategy, st.data())
+def test_nad7_a_score_beyond_the_span_changes_no_decision(
+    scores: list[float], data: st.DataObject
+) -> None:
+    """NAD-7: a finite score more than SPAN from the first valid score leaves the state as it
+    was (its differences would overflow): no decision changes and every number stays finite."""
+    detector = NoiseAwareDetector()
+    steps = [10 * (i + 1) for i in range(len(scores))]
+    at = data.draw(st.integers(min_value=1, max_value=len(scores)))
+    far = data.draw(st.sampled_from([1.7e308, -1.7e308, SPAN * 2.0 + scores[0], -SPAN * 1.5]))
+    with_far = [*scores[:at], far, *scores[at:]]
+    far_steps = [*steps[:at], 10 * at + 5, *steps[at:]]
+    state, fired = run(detector, with_far, far_steps)
+    assert fired == run(detector, scores, steps)[1]
+    numbers = [v for v in attrs.astuple(state) if isinstance(v, float)]
+    assert all(math.isfinite(v) for v in numbers)
+    # within the span the rule folds it: the same score shifted to the span's edge counts
+    edge = detector.update(run(detector, scores[:1], steps[:1])[0], checkpoint_view(11, SPAN))
+    assert edge.evals == 2 and math.isfinite(edge.level)
 
 
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=300))

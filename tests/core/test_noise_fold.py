@@ -30,15 +30,21 @@ DETECTORS = st.builds(
 @st.composite
 def reports(draw: st.DrawFn) -> list[tuple[int, float]]:
     """Steps that mostly advance (a few repeat or go back: the fold does not check them) and
-    scores that drift with noise from a drawn random stream; a few NaN and infinities."""
+    scores that drift with noise from a drawn random stream; a few NaN and infinities, and a
+    few finite scores at the ends of the float range (NAD-7's ``SPAN``)."""
     rng = draw(st.randoms(use_true_random=False))
     step, level, out = 0, 0.0, []
     for _ in range(draw(st.integers(0, 60))):
         step = max(0, step + rng.randint(-2, 30))
         level += rng.uniform(-1.0, 0.6)
-        special = rng.random() < 0.05
-        score = rng.choice([math.nan, math.inf, -math.inf]) if special else level
-        out.append((step, score + rng.gauss(0.0, 0.2)))
+        special = rng.random()
+        if special < 0.05:
+            score = rng.choice([math.nan, math.inf, -math.inf])
+        elif special < 0.08:
+            score = rng.choice([1.7e308, -1.7e308, 1e300, -1e300, 9e307])
+        else:
+            score = level + rng.gauss(0.0, 0.2)
+        out.append((step, score))
     return out
 
 
@@ -183,3 +189,31 @@ def test_nad4_nad11_the_warm_up_ends_at_warmup_steps() -> None:
             fold.fold(detector, step, score)
         assert repr(fold.watch) == repr(watch)
         assert watch.rule.alarm is alarm
+
+
+EXTREME_SCORES = st.one_of(
+    st.floats(),  # any float: NaN, infinities, subnormals, the largest finite ones
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1.7976931348623157e308, -1.7976931348623157e308]),
+)
+
+
+@given(
+    detector=DETECTORS,
+    stream=st.lists(st.tuples(st.integers(0, 10**12), EXTREME_SCORES), max_size=40),
+)
+def test_nad11_fold_equals_observe_on_extreme_scores(
+    detector: NoiseAwareDetector, stream: list[tuple[int, float]]
+) -> None:
+    """NAD-11: the fold writes update's ``alpha`` as ``-em`` (exact: IEEE rounding is
+    symmetric); on any floats (signed zeros, subnormals, scores past ``SPAN`` that the rule
+    skips, NAD-7) and any steps (repeated, going back: a zero gap, so a zero ``em``) its watch stays
+    observe's, bit for bit (repr tells -0.0 from 0.0)."""
+    watch, state, fold = (
+        start_watch(detector),
+        NoiseFold(start_watch(detector)),
+        noise_folder(detector),
+    )
+    for index, (step, score) in enumerate(stream, start=1):
+        watch = observe(detector, watch, checkpoint_view(step, score, index=index))
+        assert fold(state, step, score) == math.isfinite(score)
+        assert repr(state.watch) == repr(watch)

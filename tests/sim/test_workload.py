@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from evalstop.core.model import JobKind
 from evalstop.sim.curves import rlhf_curves
 from evalstop.sim.workload import (
     GPU_CHOICES,
+    MAX_HORIZON,
     SECONDS_PER_STEP,
     Workload,
     WorkloadConfig,
@@ -114,6 +117,9 @@ def test_wrk5_estimates_are_biased_and_noisy() -> None:
         ({"gpus": 0}, "gpus"),
         ({"load": -1.0}, "load"),
         ({"arrival_rate": 0.0}, "arrival_rate"),
+        ({"arrival_rate": math.inf}, "arrival_rate"),
+        ({"arrival_rate": math.nan}, "arrival_rate"),
+        ({"load": math.inf}, "load"),
         ({"hacking_share": 1.5}, "hacking_share"),
         ({"eval_noise": -0.1}, "eval_noise"),
         ({"evals_per_run": 0}, "evals_per_run"),
@@ -126,6 +132,23 @@ def test_wrk6_bad_configs_name_the_field(kwargs: dict[str, object], field: str) 
     """WRK-6: a ValueError naming the field."""
     with pytest.raises(ValueError, match=field):
         WorkloadConfig(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"arrival_rate": 1e-300}, "arrival_rate"), ({"load": 1e-300}, "load")],
+)
+def test_wrk6_a_rate_past_the_clock_names_its_field(kwargs: dict[str, float], field: str) -> None:
+    """WRK-6: a rate at which the jobs would arrive past the clock's exact range is refused
+    before any draw, naming the field that set it (it used to fail deep in the draw with
+    ``submit_time must be >= 0, got -9223372036854775808``), in both generators."""
+    config = WorkloadConfig(n_jobs=5, **kwargs)  # type: ignore[arg-type]
+    for draw in (lambda: generate(config, 0), lambda: generate_noise_sweep((config,), 0)):
+        with pytest.raises(ValueError, match=f"^{field}: 5 jobs would arrive over about"):
+            draw()
+    # the edge: a span just under the limit is drawn
+    rate = 3600.0 * 5 / (MAX_HORIZON * 0.5)
+    assert len(generate(WorkloadConfig(n_jobs=5, arrival_rate=rate), 0).jobs) == 5
 
 
 def test_wrk6_negative_seed_is_rejected() -> None:

@@ -7,7 +7,7 @@ import math
 
 from evalstop.cli.errors import CliError
 from evalstop.core.model import JobKind
-from evalstop.sim.workload import DEFAULT_MIX, WorkloadConfig
+from evalstop.sim.workload import DEFAULT_MIX, MAX_HORIZON, WorkloadConfig
 from evalstop.sim.worlds import PAPER, WORLDS
 
 __all__ = [
@@ -23,10 +23,6 @@ DEFAULT_GPUS = 64
 DEFAULT_JOBS = 1000
 _GPUS_HELP = "GPUs in the cluster (default 64; with --trace: sized to the trace's load)"
 _JOBS_HELP = "jobs to submit (default {jobs}; with --trace: every job of the window)"
-
-MAX_HORIZON = float(2**53)
-"""Longest expected arrival span, in seconds, a workload may have: event times are integers
-built from float sums, exact up to 2^53 (chosen from the clock's arithmetic, not from data)."""
 
 
 def parse_mix(text: str) -> dict[JobKind, float]:
@@ -117,7 +113,8 @@ def workload_config(args: argparse.Namespace) -> WorkloadConfig:
         (args.gpus is None or args.gpus >= 1, f"--gpus must be >= 1, got {args.gpus}"),
         (args.jobs is None or args.jobs >= 1, f"--jobs must be >= 1, got {args.jobs}"),
         (
-            args.arrival_rate is None or args.arrival_rate > 0,
+            args.arrival_rate is None
+            or (args.arrival_rate > 0 and math.isfinite(args.arrival_rate)),
             f"--arrival-rate must be > 0, got {args.arrival_rate}",
         ),
         (args.load > 0 and math.isfinite(args.load), f"--load must be > 0, got {args.load}"),

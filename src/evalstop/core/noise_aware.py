@@ -38,10 +38,23 @@ import attrs
 
 from evalstop.core.boundary import CheckpointView
 
-__all__ = ["KEEP_MEMORY", "KEEP_RULES", "ROUGHNESS_TO_SIGMA", "NoiseAwareDetector", "NoiseState"]
+__all__ = [
+    "KEEP_MEMORY",
+    "KEEP_RULES",
+    "ROUGHNESS_TO_SIGMA",
+    "SPAN",
+    "NoiseAwareDetector",
+    "NoiseState",
+]
 
 ROUGHNESS_TO_SIGMA = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
 """E|e| / sigma for a second difference ``e`` of independent N(0, sigma^2) scores."""
+
+SPAN = 1e300
+"""The farthest a score may lie from the first valid score for the rule to fold it (``NAD-7``).
+Levels, peaks and tracks are weighted means of such differences and a second difference is at
+most 4 of them, so every number of the state stays finite (the roughness sum for any run of
+fewer than 10^7 evaluations); chosen from the float range, not from data."""
 
 
 @attrs.frozen(slots=True)
@@ -170,13 +183,16 @@ class NoiseAwareDetector:
         return NoiseState()
 
     def update(self, state: NoiseState, obs: CheckpointView) -> NoiseState:
-        """Fold one report (O(1)); a NaN or infinite score leaves the state as it was."""
+        """Fold one report (O(1)); a NaN or infinite score, or one more than :data:`SPAN`
+        from the first valid score, leaves the state as it was (``NAD-7``)."""
         score = obs.eval_score
         if not math.isfinite(score):
             return state
         if state.origin is None:
             return self._first(score, obs.step)
         value = score - state.origin
+        if not -SPAN <= value <= SPAN:  # its arithmetic would overflow (NAD-7)
+            return state
         gap = max(obs.step - state.step, 0)
         elapsed = max(obs.step, 1)
         alpha = -math.expm1(-gap / (self.memory * elapsed))

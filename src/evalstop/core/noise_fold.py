@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 
 from evalstop.core.detectors import Watch
-from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector, NoiseState
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, SPAN, NoiseAwareDetector, NoiseState
 
 __all__ = ["NoiseFold", "noise_folder"]
 
@@ -91,44 +91,50 @@ def noise_folder(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], 
     """The function ``fold(state, step, score)`` that folds a report of ``score`` at ``step``
     into ``state`` in place, as ``observe(rule, watch, view)`` does for any view with that
     step and score (the rule reads nothing else; spec ``NAD-11``); it returns True when
-    ``score`` is finite. O(1) per report."""
+    ``score`` is finite. O(1) per report.
+
+    The arithmetic is ``update``'s with ``alpha = -em`` (``em = expm1(...)``): IEEE rounding
+    is symmetric, so ``(-a) * b == -(a * b)`` and ``x + (-y) == x - y`` bit for bit."""
     memory, keep_memory, z, widen = rule.memory, rule.keep_memory, rule.z, rule.z**3 + rule.z
     warmup_evals, warmup_steps, min_delta = rule.warmup_evals, rule.warmup_steps, rule.min_delta
     level_keep, first, expm1, sqrt = rule.keep == "level", _first(rule), _expm1, _sqrt
+    skip, span = _skip(rule), SPAN
 
     def fold(s: NoiseFold, step: int, score: float) -> bool:
-        if score - score != 0.0 or s.origin is None:  # NaN and inf - inf are NaN
+        origin = s.origin
+        if score - score != 0.0 or origin is None:  # NaN and inf - inf are NaN
             return first(s, step, score)
-        value = score - s.origin
-        gap, elapsed = step - s.step if step > s.step else 0, step if step > 1 else 1
-        alpha = -expm1(-gap / (memory * elapsed))
-        level = s.level + alpha * (value - s.level)
-        weight = (1.0 - alpha) ** 2 * s.weight + alpha * alpha
+        value = score - origin
+        if not -span <= value <= span:  # its arithmetic would overflow (NAD-7)
+            return skip(s, step, score)
+        previous = s.step  # alpha = -em below: exact (see above)
+        gap, elapsed = step - previous if step > previous else 0, step if step > 1 else 1
+        em = expm1(-gap / (memory * elapsed))
+        level = s.level
+        level = level - em * (value - level)
+        weight = (1.0 + em) ** 2 * s.weight + em * em
         last, count, evals = s.last, s.differences, s.evals_rule + 1
         if evals >= 3:  # the state had two valid scores: a second difference
             s.roughness += abs(value - 2.0 * last + s.before)
             s.differences = count = count + 1
-        if level > s.peak:
-            s.peak, s.peak_weight = level, weight
+        peak = s.peak
+        if level > peak:
+            s.peak = peak = level
+            s.peak_weight = weight
         s.evals_rule = evals
         if evals < warmup_evals or step < warmup_steps or count == 0:
             alarm = False  # _alarm's warm-up; count == 0 is _threshold's inf
         else:
             sigma = s.roughness / count / ROUGHNESS_TO_SIGMA
             threshold = (z + widen / (4.0 * count)) * sigma * sqrt(weight + s.peak_weight)
-            alarm = s.peak - level > (min_delta if min_delta > threshold else threshold)
+            alarm = peak - level > (min_delta if min_delta > threshold else threshold)
         s.alarm = alarm
-        track = s.track - expm1(-gap / (keep_memory * elapsed)) * (value - s.track)
+        track = s.track
+        track = track - expm1(-gap / (keep_memory * elapsed)) * (value - track)
         if track > s.kept_level:
             s.kept_level, s.kept_step, s.kept_score = track, step, score
-        s.step, s.before, s.last, s.level, s.weight, s.track = (
-            step,
-            last,
-            value,
-            level,
-            weight,
-            track,
-        )
+        s.step, s.before, s.last = step, last, value  # three targets: no tuple is built
+        s.level, s.weight, s.track = level, weight, track
         s.evals += 1
         if level_keep:
             s.best_step, s.best_score = s.kept_step, s.kept_score
@@ -166,6 +172,23 @@ def _first(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:
         return finite
 
     return first
+
+
+def _skip(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:
+    """The rare finite report more than ``SPAN`` from the origin: the rule's state stays as it
+    was (``NoiseAwareDetector.update``, ``NAD-7``) and the watch counts it as ``observe`` does
+    (a valid evaluation; the best score under ``keep="best"``)."""
+    level_keep = rule.keep == "level"
+
+    def skip(s: NoiseFold, step: int, score: float) -> bool:
+        s.evals += 1
+        if not level_keep and ((best := s.best_score) is None or score > best):
+            s.best_step, s.best_score = step, score
+        if s.alarm and s.fired_step is None:
+            s.fired_step = step
+        return True
+
+    return skip
 
 
 _expm1 = math.expm1

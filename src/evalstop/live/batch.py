@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
 from evalstop.core.detectors import DeclineDetector
 from evalstop.core.model import JobKind
+from evalstop.live.records import DeclineRecord, NoiseRecord
 from evalstop.live.state import JobKey, checked
 
 if TYPE_CHECKING:
@@ -18,17 +19,14 @@ if TYPE_CHECKING:
 
 __all__ = ["decline_many", "fold_many"]
 
-_Record: TypeAlias = Any
-"""A ``DeclineRecord`` or a ``NoiseRecord``: the fields the loop reads are on both."""
-
 
 def fold_many(
-    observations: Iterable[tuple[JobKey, int, float]],
-    jobs: dict[JobKey, _Record],
-    fold: Callable[[_Record, int, float], bool],
+    observations: Iterable[Iterable[object]],
+    jobs: dict[JobKey, NoiseRecord],
+    fold: Callable[[NoiseRecord, int, float], bool],
     sign: float,
-    register: Callable[[JobKey, int], _Record],
-    stop: Callable[[JobKey, int, Reason, _Record], Stop],
+    register: Callable[[JobKey, int], NoiseRecord],
+    stop: Callable[[JobKey, int, Reason, NoiseRecord], Stop],
     reasons: tuple[Reason, Reason],
 ) -> list[Stop]:
     """Fold ``(job_id, step, score)`` triples in order into ``jobs`` as ``Monitor.observe``
@@ -76,12 +74,12 @@ _RLHF = JobKind.RLHF
 
 
 def decline_many(
-    observations: Iterable[tuple[JobKey, int, float]],
-    jobs: dict[JobKey, _Record],
+    observations: Iterable[Iterable[object]],
+    jobs: dict[JobKey, DeclineRecord],
     rule: DeclineDetector,
     sign: float,
-    register: Callable[[JobKey, int], _Record],
-    stop: Callable[[JobKey, int, Reason, _Record], Stop],
+    register: Callable[[JobKey, int], DeclineRecord],
+    stop: Callable[[JobKey, int, Reason, DeclineRecord], Stop],
     reasons: tuple[Reason, Reason],
 ) -> list[Stop]:
     """:func:`fold_many` for ``DeclineDetector`` with ``decline_folder``'s fold written out in

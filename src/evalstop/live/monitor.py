@@ -19,7 +19,7 @@ import enum
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
 
 import attrs
 
@@ -313,14 +313,13 @@ class Monitor:
                 if type(verdict := observe(key, step, score)) is Stop
                 and verdict.reason is not _ALREADY_STOPPED
             ]
-        reasons, detector = (_COUNTED, _NON_FINITE), self._detector
+        reasons, detector, sign = (_COUNTED, _NON_FINITE), self._detector, self._sign
+        stop = self._stop
+        # a built-in rule's monitor holds records of that rule's record type only (fast_path)
+        jobs, register = cast(Any, self._jobs), cast(Any, self._register)
         if type(detector) is DeclineDetector:
-            return decline_many(
-                observations, self._jobs, detector, self._sign, self._register, self._stop, reasons
-            )
-        return fold_many(
-            observations, self._jobs, fold, self._sign, self._register, self._stop, reasons
-        )
+            return decline_many(observations, jobs, detector, sign, register, stop, reasons)
+        return fold_many(observations, jobs, fold, sign, register, stop, reasons)
 
     def _register(self, key: JobKey, step: int) -> DeclineRecord | NoiseRecord:
         """A new job's record on a built-in rule's path (MON-8, MON-14)."""

@@ -38,11 +38,13 @@ import numpy as np
 from evalstop.core.model import Job, JobKind, JobSpec
 from evalstop.sim.runs import draw_run, run_reports, run_truth
 from evalstop.sim.streams import CurveStreams
+from evalstop.sim.validators import check_fraction, check_non_negative, check_positive
 from evalstop.sim.worlds import PAPER, World, world_named
 
 __all__ = [
     "DEFAULT_MIX",
     "GPU_CHOICES",
+    "MAX_HORIZON",
     "SECONDS_PER_STEP",
     "Workload",
     "WorkloadConfig",
@@ -54,6 +56,10 @@ __all__ = [
     "generate_noise_sweep",
     "schedule",
 ]
+
+MAX_HORIZON = float(2**53)
+"""Longest expected arrival span, in seconds, a workload may have: event times are integers
+built from float sums, exact up to 2^53 (chosen from the clock's arithmetic, not from data)."""
 
 DEFAULT_MIX: Mapping[JobKind, float] = {JobKind.RLHF: 0.6, JobKind.DPO: 0.25, JobKind.LORA: 0.15}
 
@@ -74,21 +80,6 @@ ESTIMATE_MEDIAN = 1.2
 ESTIMATE_LOG_SD = 0.5
 
 
-def _check_fraction(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{attribute.name} must be in [0, 1], got {value!r}")
-
-
-def _check_positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
-
-
-def _check_non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
-
-
 def _check_mix(
     _inst: object, attribute: attrs.Attribute[Mapping[JobKind, float]], value: object
 ) -> None:
@@ -106,7 +97,9 @@ def _check_mix(
 def _optional_positive(
     _inst: object, attribute: attrs.Attribute[float | None], value: object
 ) -> None:
-    if value is not None and not (isinstance(value, float | int) and value > 0):
+    if value is not None and not (
+        isinstance(value, float | int) and value > 0 and math.isfinite(value)
+    ):
         raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
 
 
@@ -156,14 +149,14 @@ class WorkloadConfig:
 
     n_jobs: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
     gpus: int = attrs.field(default=64, validator=attrs.validators.ge(1))
-    load: float = attrs.field(default=0.9, validator=_check_positive)
+    load: float = attrs.field(default=0.9, validator=check_positive)
     arrival_rate: float | None = attrs.field(default=None, validator=_optional_positive)
     mix: Mapping[JobKind, float] = attrs.field(
         default=DEFAULT_MIX, converter=_freeze_mix, validator=_check_mix
     )
-    hacking_share: float = attrs.field(default=0.6, validator=_check_fraction)
+    hacking_share: float = attrs.field(default=0.6, validator=check_fraction)
     eval_noise: float | None = attrs.field(default=None, validator=_optional_non_negative)
-    loss_noise: float = attrs.field(default=0.01, validator=_check_non_negative)
+    loss_noise: float = attrs.field(default=0.01, validator=check_non_negative)
     world: World = attrs.field(default=PAPER, converter=_to_world)
     evals_per_run: int | None = attrs.field(default=None, validator=_optional_count)
 
@@ -194,6 +187,18 @@ class WorkloadConfig:
         if self.arrival_rate is not None:
             return self.arrival_rate / 3600.0
         return float(self.load * self.gpus / expected_gpu_seconds(self))
+
+    def check_horizon(self) -> None:
+        """Refuse a rate so low that the jobs' expected arrival span ``n_jobs / rate`` passes
+        :data:`MAX_HORIZON`: a ``ValueError`` naming the field that set the rate
+        (``arrival_rate``, or ``load``), before any draw (spec ``WRK-6``)."""
+        horizon = self.n_jobs / self.jobs_per_second()
+        if not horizon <= MAX_HORIZON:
+            field = "arrival_rate" if self.arrival_rate is not None else "load"
+            raise ValueError(
+                f"{field}: {self.n_jobs} jobs would arrive over about {horizon:.3g} s, past "
+                f"the simulator's {MAX_HORIZON:.3g} s clock"
+            )
 
 
 def _mean_log_uniform(low: float, high: float) -> float:
@@ -300,7 +305,8 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
         The workload, jobs in submit order.
 
     Raises:
-        ValueError: a negative seed.
+        ValueError: a negative seed, or a rate at which the jobs would arrive past the clock
+            (:meth:`WorkloadConfig.check_horizon`).
     """
     return _generate((config,), seed)[0]
 
@@ -311,8 +317,8 @@ def generate_noise_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[
     (spec ``WRK-8``), so a sweep over noise costs little more than one workload.
 
     Raises:
-        ValueError: no config, configs that differ in more than ``eval_noise``, or a
-            negative seed.
+        ValueError: no config, configs that differ in more than ``eval_noise``, a
+            negative seed, or a rate at which the jobs would arrive past the clock.
     """
     if not configs:
         raise ValueError("generate_noise_sweep needs at least one config")
@@ -331,6 +337,7 @@ def _generate(configs: tuple[WorkloadConfig, ...], seed: int) -> tuple[Workload,
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     config = configs[0]
+    config.check_horizon()
     root = np.random.SeedSequence(seed)
     attributes_seq, curves_seq = root.spawn(2)
     rng = np.random.default_rng(attributes_seq)

@@ -15,13 +15,13 @@ workload law (spec ``WRK``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Final
 
 import attrs
 
 from evalstop.core.errors import UnknownNameError
+from evalstop.sim.validators import check_fraction, check_non_negative, check_positive
 
 __all__ = ["CALIBRATED", "PAPER", "WORLDS", "World", "world_named"]
 
@@ -40,21 +40,6 @@ def _check_range(
         )
 
 
-def _check_share(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{attribute.name} must be in [0, 1], got {value!r}")
-
-
-def _check_positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{attribute.name} must be a positive number, got {value!r}")
-
-
-def _check_non_negative(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
-
-
 @attrs.frozen(slots=True)
 class World:
     """The parameters that differ between simulated worlds (spec ``WLD-1``).
@@ -71,10 +56,10 @@ class World:
 
     name: str
     turn_range: tuple[float, float] = attrs.field(validator=_check_range)
-    decline_rate: float = attrs.field(validator=_check_positive)
-    plateau_share: float = attrs.field(validator=_check_share)
+    decline_rate: float = attrs.field(validator=check_positive)
+    plateau_share: float = attrs.field(validator=check_fraction)
     rlhf_evals: int = attrs.field(validator=attrs.validators.ge(1))
-    eval_noise: float = attrs.field(validator=_check_non_negative)
+    eval_noise: float = attrs.field(validator=check_non_negative)
 
 
 PAPER: Final = World(
