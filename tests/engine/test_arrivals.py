@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import heapq
+import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -73,3 +75,46 @@ def test_eng15_the_heap_holds_one_arrival_however_many_are_submitted() -> None:
         assert len(sim.queue) <= 1 + 4
         sim.run()
         assert sim.pending == 0 and sim.events_handled == 500 * 5
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_eng15_many_arrivals_in_and_out_of_order_pop_as_one_heap(seed: int) -> None:
+    """ENG-15, ENG-2: thousands of arrivals (more than the held list keeps once fed), mostly
+    submitted in time order (the first half only in time order) with some out of order, between
+    other events and pops: the same pops as one heap; submits in time order are held without
+    waiting for a sort."""
+    rng = random.Random(seed)
+    one: list[QueueItem] = []
+    queue: list[QueueItem] = []
+    arrivals = Arrivals()
+    now, seq, last = 0, 0, 0
+    for step in range(6_000):
+        roll = rng.random()
+        if roll < 0.5:
+            late = step >= 3_000 and rng.random() < 0.02  # in time order only, at first
+            time = now + rng.randrange(0, 5) if late else max(last, now) + rng.randrange(0, 3)
+            last = max(last, time)
+            item = (time, ARRIVAL, seq, seq, 0, 0)
+            arrivals.submit(queue, item)
+            if step < 3_000:
+                assert not arrivals._new  # in order: appended, no sort pending
+        elif roll < 0.6:
+            item = (now + rng.randrange(0, 9), rng.randrange(0, 2), seq, seq, 1, 1)
+            heapq.heappush(queue, item)
+        else:
+            if one:
+                expected, got = heapq.heappop(one), heapq.heappop(queue)
+                assert got == expected
+                now = got[0]
+                if got[1] == ARRIVAL:
+                    arrivals.arrived(queue, got[0], got[3])
+            continue
+        heapq.heappush(one, item)
+        seq += 1
+        assert len(queue) + len(arrivals) == len(one)
+    while one:
+        expected, got = heapq.heappop(one), heapq.heappop(queue)
+        assert got == expected
+        if got[1] == ARRIVAL:
+            arrivals.arrived(queue, got[0], got[3])
+    assert not queue and not len(arrivals)

@@ -41,6 +41,7 @@ _ARRIVE, _START, _CKPT, _PREEMPT, _FINISH = (
 )
 
 _COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
+_ARRIVAL_RANK = int(_ARRIVAL)
 _isfinite = math.isfinite
 
 
@@ -101,20 +102,16 @@ class FastSimulator:
 
     def submit(self, job: Job) -> None:
         """Register ``job`` and schedule its arrival at its submit time."""
-        if job.job_id in self._jobs:
-            raise EngineError(f"job {job.job_id} submitted twice")
-        if job.spec.submit_time < self._now:
-            raise EngineError(
-                f"job {job.job_id} submitted at t={job.spec.submit_time}, "
-                f"before the clock t={self._now}"
-            )
-        if job.spec.gpus > self._total:
-            raise EngineError(
-                f"job {job.job_id} needs {job.spec.gpus} GPUs; the cluster has {self._total}"
-            )
-        self._jobs[job.job_id] = job
-        item = (job.spec.submit_time, int(_ARRIVAL), self._seq, job.job_id, 0, 0)
-        self._arrivals.submit(self.queue, item)
+        spec, jobs = job.spec, self._jobs
+        job_id, time = spec.job_id, spec.submit_time
+        if job_id in jobs:
+            raise EngineError(f"job {job_id} submitted twice")
+        if time < self._now:
+            raise EngineError(f"job {job_id} submitted at t={time}, before the clock t={self._now}")
+        if spec.gpus > self._total:
+            raise EngineError(f"job {job_id} needs {spec.gpus} GPUs; the cluster has {self._total}")
+        jobs[job_id] = job
+        self._arrivals.submit(self.queue, (time, _ARRIVAL_RANK, self._seq, job_id, 0, 0))
         self._seq += 1
 
     def advance(self) -> bool:
