@@ -251,9 +251,8 @@ class Monitor:
             key, step, score, loss, proxy_reward, estimated_progress, kind, time = checked(
                 key, step, score, loss, proxy_reward, estimated_progress, kind, time
             )
-        # the compiled build's per-call path (MON-18); None in the pure build
         if self._fast is not None and (verdict := self._fast(key, step, score)) is not None:
-            return verdict  # type: ignore[return-value]
+            return verdict  # type: ignore[return-value]  # the compiled build's path (MON-18)
         job = self._jobs.get(key)
         if job is not None:
             if job.fired_step is not None:
