@@ -15,9 +15,9 @@ from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live import fast
 from evalstop.live.fast import NoiseObserver
-from evalstop.live.monitor import Continue, Monitor, Reason, Stop, _continue_of
+from evalstop.live.monitor import Continue, Monitor, Reason, Stop, _continue_of, _stop_of
 from evalstop.live.slots import slot_builder
-from evalstop.live.state import Mode
+from evalstop.live.state import JobState, Mode
 
 
 @attrs.frozen(slots=True)
@@ -208,53 +208,79 @@ def test_mon14_a_drop_of_exactly_min_delta_is_not_a_decline(batch: bool) -> None
     step=st.integers(0, 10**12),
     reason=st.sampled_from(list(Reason)),
     evals=st.integers(0, 10**6),
+    stop_step=st.integers(0, 10**12),
     best_step=st.one_of(st.none(), st.integers(0, 10**12)),
     best_score=st.one_of(st.none(), st.floats(allow_nan=False)),
 )
-def test_mon14_a_continue_built_from_its_slots_is_a_continue(
+def test_mon14_a_verdict_built_from_its_slots_is_that_verdict(
     key: int | str,
     step: int,
     reason: Reason,
     evals: int,
+    stop_step: int,
     best_step: int | None,
     best_score: float | None,
 ) -> None:
-    """MON-14: the fast path's verdict, built by setting its slots, is the value attrs'
-    ``__init__`` builds: same type, fields, equality, hash and repr."""
-    fast = _continue_of(key, step, reason, evals, best_step, best_score)
-    slow = Continue(key, step, reason, evals, best_step, best_score)
-    assert type(fast) is Continue
-    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
-    assert attrs.astuple(fast, recurse=False) == attrs.astuple(slow, recurse=False)
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        fast.step = 0  # type: ignore[misc]
+    """MON-14: the fast path's verdicts, a Continue or a Stop built by setting its slots, are
+    the values attrs' ``__init__`` builds: same type, fields, equality, hash and repr."""
+    built = (
+        (_continue_of(key, step, reason, evals, best_step, best_score), Continue),
+        (_stop_of(key, step, reason, evals, stop_step, best_step, best_score), Stop),
+    )
+    for verdict, kind in built:
+        slow = kind(*attrs.astuple(verdict, recurse=False))
+        assert type(verdict) is kind
+        assert verdict == slow and hash(verdict) == hash(slow) and repr(verdict) == repr(slow)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            verdict.step = 0  # type: ignore[misc]
+    assert attrs.astuple(built[0][0], recurse=False) == (
+        key,
+        step,
+        reason,
+        evals,
+        best_step,
+        best_score,
+    )
+    assert attrs.astuple(built[1][0], recurse=False) == (
+        key,
+        step,
+        reason,
+        evals,
+        stop_step,
+        best_step,
+        best_score,
+    )
 
 
 def test_mon14_continue_has_nothing_its_init_would_run() -> None:
-    """MON-14: setting the slots skips nothing: no field of Continue has a default, a
-    validator or a converter, and it has no post-init hook."""
-    for field in attrs.fields(Continue):
-        assert field.default is attrs.NOTHING and field.validator is None, field.name
-        assert field.converter is None, field.name
-    assert not hasattr(Continue, "__attrs_post_init__")
-    assert not hasattr(Continue, "__attrs_pre_init__")
+    """MON-14: setting the slots skips nothing: no field of Continue or Stop has a default, a
+    validator or a converter, and neither has a pre- or post-init hook."""
+    for kind in (Continue, Stop):
+        for field in attrs.fields(kind):
+            assert field.default is attrs.NOTHING and field.validator is None, field.name
+            assert field.converter is None, field.name
+        assert not hasattr(kind, "__attrs_post_init__")
+        assert not hasattr(kind, "__attrs_pre_init__")
 
 
 def test_mon14_a_slot_builder_built_now_sets_each_field_in_order() -> None:
     """MON-14: a builder made by slot_builder (here at test time, not the monitor's, made at
-    import) sets each of the six fields to its own argument, in field order."""
-    build = slot_builder(Continue)
-    values = ("job", 7, Reason.COUNTED, 3, 5, 0.25)
-    built = build(*values)
-    assert type(built) is Continue
-    assert attrs.astuple(built, recurse=False) == values
-    assert built == Continue(*values) and repr(built) == repr(Continue(*values))
+    import) sets each of the six fields of Continue, or the seven of Stop, to its own
+    argument, in field order."""
+    for kind, values in (
+        (Continue, ("job", 7, Reason.COUNTED, 3, 5, 0.25)),
+        (Stop, ("job", 7, Reason.COUNTED, 3, 6, 5, 0.25)),
+    ):
+        built = slot_builder(kind)(*values)
+        assert type(built) is kind
+        assert attrs.astuple(built, recurse=False) == values
+        assert built == kind(*values) and repr(built) == repr(kind(*values))
 
 
-def test_mon14_the_slot_builder_takes_six_fields_only() -> None:
+def test_mon14_the_slot_builder_takes_six_or_seven_fields_only() -> None:
     """MON-14: the slot builder refuses a class whose fields it would not all set."""
-    with pytest.raises(ValueError, match="Stop has 7 fields, not 6"):
-        slot_builder(Stop)
+    with pytest.raises(ValueError, match="JobState has 4 fields, not 6 or 7"):
+        slot_builder(JobState)
 
 
 @given(

@@ -134,6 +134,8 @@ MonitorVerdict: TypeAlias = Continue | Stop
 
 _continue_of: Final = slot_builder(Continue)
 """``Continue(...)`` with its slots set directly: the fast path's verdict (MON-14)."""
+_stop_of: Final = slot_builder(Stop)
+"""``Stop(...)`` likewise."""
 
 
 _Record: TypeAlias = WatchRecord | DeclineRecord | NoiseRecord
@@ -362,7 +364,7 @@ class Monitor:
         fired, best = job.fired_step, job.best_score
         assert fired is not None
         best = None if best is None else self._sign * best
-        return Stop(key, step, reason, job.evals, fired, job.best_step, best)
+        return _stop_of(key, step, reason, job.evals, fired, job.best_step, best)
 
     # -- serialisation (spec MON-11; the format lives in evalstop.live.codec) ---------------
 
