@@ -71,8 +71,10 @@ class MypycBuildHook(BuildHookInterface[BuilderConfig]):
         shutil.copytree(Path(self.root) / "src" / "evalstop", work / "evalstop")
         paths = [name.replace(".", "/") + ".py" for name in compiled_modules(Path(self.root))]
         env = dict(os.environ)
-        # no fused multiply-add: every float operation rounds as CPython's does
-        env["CFLAGS"] = (env.get("CFLAGS", "") + " -ffp-contract=off").strip()
+        # No fused multiply-add: every float operation rounds as CPython's does. $CFLAGS replaces
+        # Python's own flags in setuptools (-O3 -fwrapv -DNDEBUG ...), so start from those.
+        flags = env.get("CFLAGS") or sysconfig.get_config_var("CFLAGS") or ""
+        env["CFLAGS"] = f"{flags} -ffp-contract=off".strip()
         subprocess.run([sys.executable, "-m", "mypyc", *paths], cwd=work, env=env, check=True)
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         for built in sorted(work.rglob(f"*{suffix}")):

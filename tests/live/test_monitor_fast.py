@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.live import fast
+from evalstop.live.fast import NoiseObserver
 from evalstop.live.monitor import Continue, Monitor, Reason, Stop, _continue_of
 from evalstop.live.slots import slot_builder
 from evalstop.live.state import Mode
@@ -253,3 +255,52 @@ def test_mon14_the_slot_builder_takes_six_fields_only() -> None:
     """MON-14: the slot builder refuses a class whose fields it would not all set."""
     with pytest.raises(ValueError, match="Stop has 7 fields, not 6"):
         slot_builder(Stop)
+
+
+@given(
+    detector=NOISE_AWARE,
+    mode=st.sampled_from(["max", "min"]),
+    stream=st.one_of(runs(), st.lists(OBSERVATION, max_size=60)),
+)
+def test_mon18_the_per_call_observer_is_observe(
+    detector: NoiseAwareDetector, mode: Mode, stream: list[tuple[int | str, int, float]]
+) -> None:
+    """MON-18: the compiled build's per-call path (NoiseObserver, built here whatever the
+    build) returns observe's verdict for each observation it takes and None, having changed
+    nothing, for the others (which observe then folds): the verdicts and the saved state are
+    those of a monitor folding every observation itself."""
+    plain, fast = Monitor(detector, mode), Monitor(detector, mode)
+    plain._fast = fast._fast = None  # both on observe's own path, whatever the build
+    parts = (fast._jobs, fast._fold, fast._sign, _continue_of, fast._stop, Reason.COUNTED)
+    observer = NoiseObserver(*parts)  # type: ignore[arg-type]
+    for key, step, score in stream:
+        before = (len(fast), repr(fast.job_state(key)))
+        verdict = observer(key, step, score)
+        if verdict is None:
+            assert (len(fast), repr(fast.job_state(key))) == before
+            verdict = fast.observe(key, step, score)
+        assert repr(verdict) == repr(plain.observe(key, step, score))
+    assert fast.to_json() == plain.to_json()
+
+
+def test_mon18_the_observer_takes_the_common_case_only() -> None:
+    """MON-18: the observer takes a known running job's later finite score (the fold, and
+    the stop it may bring) and leaves the rest to observe: an unknown job, the first valid
+    score, a NaN, a stale step, a stopped job; a monitor uses it only when compiled."""
+    monitor = Monitor(NoiseAwareDetector(warmup_evals=0))
+    monitor._fast = None
+    parts = (monitor._jobs, monitor._fold, monitor._sign, _continue_of, monitor._stop)
+    observer = NoiseObserver(*parts, Reason.COUNTED)  # type: ignore[arg-type]
+    assert observer("a", 10, 0.5) is None  # unknown
+    monitor.observe("a", 10, math.nan)
+    assert observer("a", 20, 0.5) is None  # no valid score yet
+    monitor.observe("a", 20, 0.5)
+    assert observer("a", 30, math.nan) is None
+    assert observer("a", 20, 0.5) is None  # stale
+    taken = [observer("a", 10 * i, 0.5 + (0.01 if i % 2 else -0.01)) for i in range(3, 9)]
+    assert all(type(verdict) is Continue for verdict in taken)
+    stop = observer("a", 90, -5.0)
+    assert type(stop) is Stop and stop.stop_step == 90 and stop.reason is Reason.COUNTED
+    assert observer("a", 100, 0.5) is None  # stopped
+    assert (Monitor()._fast is not None) is fast.COMPILED_HERE
+    assert Monitor(DeclineDetector(2))._fast is None

@@ -30,6 +30,7 @@ from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.live.batch import decline_many, fold_many
 from evalstop.live.codec import FORMAT, decode, encode, loads
 from evalstop.live.direction import ModeChoice, resolve_mode
+from evalstop.live.fast import observer
 from evalstop.live.records import DeclineRecord, NoiseRecord, WatchRecord, fast_path, record_of
 from evalstop.live.slots import slot_builder
 from evalstop.live.state import JobKey, JobState, Mode, check_detector, checked, ordinary_extras
@@ -158,6 +159,7 @@ class Monitor:
 
     __slots__ = (
         "_detector",
+        "_fast",
         "_fold",
         "_fresh",
         "_jobs",
@@ -184,6 +186,8 @@ class Monitor:
         self._sign = 1.0 if self._mode == "max" else -1.0
         self._jobs: dict[JobKey, _Record] = {}
         self._next_serial = 0
+        parts = (cast(Any, self._jobs), self._fold, self._sign, _continue_of, self._stop)
+        self._fast = observer(self._detector, *parts, _COUNTED)  # None unless compiled
 
     @property
     def detector(self) -> Detector[Any]:
@@ -247,6 +251,8 @@ class Monitor:
             key, step, score, loss, proxy_reward, estimated_progress, kind, time = checked(
                 key, step, score, loss, proxy_reward, estimated_progress, kind, time
             )
+        if self._fast is not None and (verdict := self._fast(key, step, score)) is not None:
+            return verdict  # type: ignore[return-value]  # the compiled build's path (MON-18)
         job = self._jobs.get(key)
         if job is not None:
             if job.fired_step is not None:

@@ -18,6 +18,8 @@ COMPILED: tuple[str, ...] = (
     "evalstop.core.noise_fold",
     "evalstop.live.records",
     "evalstop.live.batch",
+    "evalstop.live.fast",
+    "evalstop.live.slots",
 )
 """The modules the opt-in build compiles: the noise-aware rule's in-place fold, the monitor's
 per-job records and its batch loops (typed so that compiled code reads their fields natively)."""
