@@ -98,14 +98,14 @@ def noise_folder(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], 
     memory, keep_memory, z, widen = rule.memory, rule.keep_memory, rule.z, rule.z**3 + rule.z
     warmup_evals, warmup_steps, min_delta = rule.warmup_evals, rule.warmup_steps, rule.min_delta
     level_keep, first, expm1, sqrt = rule.keep == "level", _first(rule), _expm1, _sqrt
-    skip, span = _skip(rule), SPAN
+    skip, span, below = _skip(rule), SPAN, -SPAN
 
     def fold(s: NoiseFold, step: int, score: float) -> bool:
         origin = s.origin
         if score - score != 0.0 or origin is None:  # NaN and inf - inf are NaN
             return first(s, step, score)
         value = score - origin
-        if not -span <= value <= span:  # its arithmetic would overflow (NAD-7)
+        if not below <= value <= span:  # its arithmetic would overflow (NAD-7)
             return skip(s, step, score)
         previous = s.step  # alpha = -em below: exact (see above)
         gap, elapsed = step - previous if step > previous else 0, step if step > 1 else 1
