@@ -208,6 +208,8 @@ MUTATION_MODULES = [
     "src/evalstop/live/codec.py",
     "src/evalstop/live/records.py",
     "src/evalstop/live/slots.py",
+    "src/evalstop/live/batch.py",
+    "src/evalstop/live/fast.py",
 ]
 """The core modules whose mutation score ``nox -s mutants`` reports (issue 15: >= 90% each).
 
@@ -216,7 +218,8 @@ fold_job's path, NAD-11) and records holds the monitor's per-job state (MON-14):
 "detectors" and "monitor" since #11 and #12 moved that logic out of noise_aware and monitor;
 arrivals (the fast engine's pending arrivals) and collector (its garbage-collector pause) are
 parts of the engine since #12, slots (how the monitor builds a verdict fast) part of the monitor
-(session 5)."""
+(session 5), batch (observe_many's loops, MON-17) and fast (the compiled build's per-call
+observer, MON-18) too (session 6)."""
 
 MUTATION_TESTS = ["tests/core", "tests/engine", "tests/live"]
 """The tests mutmut runs: the unit tests of those modules (the whole suite takes far longer)."""
