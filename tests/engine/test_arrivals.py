@@ -118,3 +118,18 @@ def test_eng15_many_arrivals_in_and_out_of_order_pop_as_one_heap(seed: int) -> N
         if got[1] == ARRIVAL:
             arrivals.arrived(queue, got[0], got[3])
     assert not queue and not len(arrivals)
+
+
+def test_eng15_fed_arrivals_are_let_go() -> None:
+    """ENG-15: the held list lets fed arrivals go as it feeds them: it never keeps more fed
+    ones than 1024 or the pending ones it still holds, whichever is more, so its memory
+    follows the pending arrivals, not every arrival the run has seen."""
+    arrivals, queue = Arrivals(), list[QueueItem]()
+    for job_id in range(3_000):
+        arrivals.submit(queue, (job_id, ARRIVAL, job_id, job_id, 0, 0))
+    while queue:
+        time, _, _, job_id, _, _ = heapq.heappop(queue)
+        arrivals.arrived(queue, time, job_id)
+        held = len(arrivals._items) - arrivals._head  # pending, not yet fed
+        assert arrivals._head <= max(1_024, held)
+    assert not arrivals._items
