@@ -50,7 +50,7 @@ import attrs
 from evalstop.core.model import Job, JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.regret import RegretSummary, summarize_runs
-from evalstop.sim.detection import _view, fold_job, job_run_score
+from evalstop.sim.detection import fold_job, job_run_score, job_views
 from evalstop.sim.workload import WorkloadConfig, generate
 
 SEEDS = (1001, 1002)
@@ -111,7 +111,7 @@ def load_cell(world: str, noise: float | None, evals: int, jobs: int) -> CellDat
         config = WorkloadConfig(n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals)
         sigma = config.sigma
         runs += [j for j in generate(config, seed).jobs if j.spec.kind is JobKind.RLHF]
-    views = tuple(tuple(_view(j, i + 1) for i in range(len(j.observations))) for j in runs)
+    views = tuple(job_views(j) for j in runs)
     kept = {
         k: tuple(_kept_indices(j, v, k) for j, v in zip(runs, views, strict=True)) for k in KEEP
     }

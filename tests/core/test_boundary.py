@@ -25,6 +25,7 @@ from evalstop.core.boundary import (
     EventKind,
     JobView,
     Verdict,
+    checkpoint_report,
     make_job_view,
 )
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, StopAtProgress
@@ -463,3 +464,35 @@ def test_evs5_eng13_without_running_drops_the_stopped_jobs_everywhere() -> None:
     )
     assert attrs.evolve(view, changed=None).without_running([1]).changed is None
     assert view.without_running([]) is view
+
+
+@given(
+    scores=st.lists(st.floats(-1.0, 1.0), min_size=1, max_size=8),
+    estimate=st.integers(1, 200),
+    hacking=st.booleans(),
+    time=st.integers(0, 10**6),
+)
+def test_bnd5_checkpoint_report_carries_the_observation_and_the_estimated_progress(
+    scores: list[float], estimate: int, hacking: bool, time: int
+) -> None:
+    """BND-5: checkpoint i's report holds its observation's step and scores, the given time
+    and service(i) / estimated duration capped at 1; the hidden truth changes nothing in it."""
+    job = make_job(1, scores=scores, estimate=estimate, hacking=hacking)
+    other = with_hidden_truth(job, hacking=not hacking, quality=[0.0] * len(scores))
+    for index, obs in enumerate(job.observations, start=1):
+        report = checkpoint_report(job, index, time)
+        progress = min(1.0, job.checkpoint_service(index) / estimate)
+        assert (report.job_id, report.kind, report.index, report.time) == (
+            1,
+            job.spec.kind,
+            index,
+            time,
+        )
+        assert (report.step, report.eval_score, report.loss, report.proxy_reward) == (
+            obs.step,
+            obs.eval_score,
+            obs.loss,
+            obs.proxy_reward,
+        )
+        assert report.estimated_progress == progress
+        assert checkpoint_report(other, index, time) == report

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from evalstop.core.model import JobId, JobKind, JobSpec
+from evalstop.core.model import Job, JobId, JobKind, JobSpec
 
 __all__ = [
     "OBSERVABLE_SPEC_FIELDS",
@@ -25,6 +25,7 @@ __all__ = [
     "EventKind",
     "JobView",
     "Verdict",
+    "checkpoint_report",
     "make_job_view",
 ]
 
@@ -80,6 +81,27 @@ class CheckpointView:
     loss: float
     proxy_reward: float | None
     estimated_progress: float
+
+
+def checkpoint_report(job: Job, index: int, time: int) -> CheckpointView:
+    """What checkpoint ``index`` (1-based) of ``job`` reports at ``time`` (``BND-5``): its
+    observation's step, eval score, loss and proxy reward, and the progress the platform
+    estimates from the service received at that checkpoint over the *estimated* duration,
+    capped at 1. The reference engine and the offline folds build every report with it. O(1).
+    """
+    obs = job.observations[index - 1]
+    service = job.checkpoint_service(index)
+    return CheckpointView(
+        job_id=job.job_id,
+        kind=job.spec.kind,
+        index=index,
+        step=obs.step,
+        time=time,
+        eval_score=obs.eval_score,
+        loss=obs.loss,
+        proxy_reward=obs.proxy_reward,
+        estimated_progress=min(1.0, service / job.spec.estimated_duration),
+    )
 
 
 @attrs.frozen(slots=True)

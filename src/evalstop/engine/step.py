@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from evalstop.core.boundary import (
-    CheckpointView,
     ClusterView,
     EventKind,
     JobView,
+    checkpoint_report,
     make_job_view,
 )
 from evalstop.core.decision import Decision
@@ -154,19 +154,8 @@ def _checkpoint(world: World, draft: _Draft, job: Job, index: int) -> None:
     current = draft.active[job_id]
     if index != current.next_index:
         raise EngineError(f"job {job_id}: checkpoint {index}, expected {current.next_index}")
-    obs = job.observations[index - 1]
-    service = job.checkpoint_service(index)
-    report = CheckpointView(
-        job_id=job_id,
-        kind=job.spec.kind,
-        index=index,
-        step=obs.step,
-        time=now,
-        eval_score=obs.eval_score,
-        loss=obs.loss,
-        proxy_reward=obs.proxy_reward,
-        estimated_progress=min(1.0, service / job.spec.estimated_duration),
-    )
+    report = checkpoint_report(job, index, now)
+    obs, service = job.observations[index - 1], job.checkpoint_service(index)
     detectors = world.policy.detectors
     watches = tuple(observe(d, w, report) for d, w in zip(detectors, current.watches, strict=True))
     verdicts = tuple(verdict_of(d, w) for d, w in zip(detectors, watches, strict=True))

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from evalstop.core.boundary import CheckpointView
+from evalstop.core.boundary import CheckpointView, checkpoint_report
 from evalstop.core.detectors import (
     DeclineDetector,
     Detector,
@@ -141,26 +141,15 @@ def detection_metrics(
     )
 
 
-def _view(job: Job, index: int) -> CheckpointView:
-    """What checkpoint ``index`` (1-based) of ``job`` reports, as the engine builds it."""
-    obs = job.observations[index - 1]
-    service = job.checkpoint_service(index)
-    return CheckpointView(
-        job_id=job.job_id,
-        kind=job.spec.kind,
-        index=index,
-        step=obs.step,
-        time=service,
-        eval_score=obs.eval_score,
-        loss=obs.loss,
-        proxy_reward=obs.proxy_reward,
-        estimated_progress=min(1.0, service / job.spec.estimated_duration),
-    )
-
-
 def job_views(job: Job) -> tuple[CheckpointView, ...]:
     """Every report of ``job``, in order, as the engine builds it (for :func:`fold_job`)."""
-    return tuple(_view(job, index + 1) for index in range(len(job.observations)))
+    return tuple(_report(job, index) for index in range(1, len(job.observations) + 1))
+
+
+def _report(job: Job, index: int) -> CheckpointView:
+    """Checkpoint ``index``'s report as the engine builds it (``BND-5``) for a job that ran
+    alone from time 0: reported at its service."""
+    return checkpoint_report(job, index, job.checkpoint_service(index))
 
 
 def fold_job(
@@ -181,7 +170,7 @@ def fold_job(
         return _fold_fast(detector, job, last)
     watch = start_watch(detector)
     for index in range(last + 1):
-        view = _view(job, index + 1) if views is None else views[index]
+        view = _report(job, index + 1) if views is None else views[index]
         watch = observe(detector, watch, view)
         if watch.fired_step is not None and index < last:
             best = watch.best_step
