@@ -146,11 +146,9 @@ def workload_config(args: argparse.Namespace) -> WorkloadConfig:
         world=args.world,
         evals_per_run=args.evals_per_run,
     )
-    horizon = config.n_jobs / config.jobs_per_second()
-    if not horizon <= MAX_HORIZON:
+    try:
+        config.check_horizon()  # WRK-6, said with the option's name
+    except ValueError as error:
         option = "--arrival-rate" if args.arrival_rate is not None else "--load"
-        raise CliError(
-            f"{option}: {config.n_jobs} jobs would arrive over about {horizon:.3g} s, past the "
-            f"simulator's {MAX_HORIZON:.3g} s clock; raise it"
-        )
+        raise CliError(f"{option}: {str(error).split(': ', 1)[1]}; raise it") from None
     return config
