@@ -27,6 +27,7 @@ def test_eng13_a_view_changes_only_at_a_checkpoint(
     assert {EventKind.ARRIVAL, EventKind.CHECKPOINT} <= causes
     for view in recorder.views:
         if view.cause is EventKind.CHECKPOINT:
+            assert view.changed is not None
             assert [v.job_id for v in view.changed] in ([1], [2])
         else:
             assert view.changed == (), view

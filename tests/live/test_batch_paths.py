@@ -92,9 +92,7 @@ def test_det11_det1_mon17_the_decline_loop_at_its_boundaries() -> None:
     detector = DeclineDetector(1, warmup_steps=5)
     one, many = singly(detector, stream), Monitor(detector)
     stops = many.observe_many(stream)
-    assert [(s.job_id, s.stop_step, s.best_step, s.best_score) for s in stops] == [
-        ("a", 6, 4, 1.0)
-    ]
+    assert [(s.job_id, s.stop_step, s.best_step, s.best_score) for s in stops] == [("a", 6, 4, 1.0)]
     assert states(many) == states(one)
 
 
@@ -119,11 +117,12 @@ def test_det10_mon17_a_nan_after_k_unfired_declines_stops_in_both_loops() -> Non
         jobs: dict[Any, Any] = {"a": record}
         triples = [("a", 20, math.nan)]
         if loop == "decline_many":
-            stops = decline_many(triples, jobs, rule, 1.0, register, stop, reasons)  # type: ignore[arg-type]
+            stops = decline_many(triples, jobs, rule, 1.0, register, stop, reasons)
         else:
             fold = decline_folder(rule)
             stops = fold_many(triples, jobs, fold, 1.0, register, stop, reasons)  # type: ignore[arg-type]
-        assert stops == [1]  # type: ignore[comparison-overlap]
+        first: list[Any] = [1]  # what stop() returned for the first stop it made
+        assert stops == first
         assert made == [("a", 20, Reason.NON_FINITE, record)]
         assert (record.fired_step, record.last_step, record.seen) == (20, 20, 2)
 
