@@ -57,7 +57,7 @@ def test_eng2_the_queue_checker_catches_a_repeated_key_and_an_unissued_sequence(
     queue._items = [(5, 2, 0, first), (5, 2, 0, second)]  # type: ignore[assignment]
     with pytest.raises(AssertionError):
         queue._check()
-    queue._items = [(5, 2, 2, first)]  # type: ignore[assignment]
+    queue._items = [(5, 2, queue._seq, first)]  # type: ignore[assignment]  # the next one
     with pytest.raises(AssertionError):
         queue._check()
 
