@@ -16,6 +16,7 @@ from evalstop.live import fast
 from evalstop.live.batch import decline_many, fold_many
 from evalstop.live.fast import NoiseObserver
 from evalstop.live.monitor import Monitor, Reason, Stop, _continue_of
+from evalstop.live.native import compiled
 from evalstop.live.records import DeclineRecord, decline_folder
 
 NOISE_AWARE = NoiseAwareDetector(warmup_evals=0, warmup_steps=0)
@@ -99,7 +100,8 @@ def test_det11_det1_mon17_the_decline_loop_at_its_boundaries() -> None:
 def test_det10_mon17_a_nan_after_k_unfired_declines_stops_in_both_loops() -> None:
     """MON-17, DET-10: a record with k declines that has not fired (a state a laxer rule
     folded) fires at the next report, a NaN too, with reason non_finite, in decline_many and
-    in fold_many given the decline fold."""
+    in fold_many given the decline fold (the pure build's fold_many takes any fold; the
+    compiled one is typed for the noise-aware records the monitor gives it, MON-18)."""
     rule = DeclineDetector(2)
     made: list[tuple[object, ...]] = []
 
@@ -111,7 +113,10 @@ def test_det10_mon17_a_nan_after_k_unfired_declines_stops_in_both_loops() -> Non
         raise AssertionError("no new job in this batch")
 
     reasons = (Reason.COUNTED, Reason.NON_FINITE)
-    for loop in ("decline_many", "fold_many"):
+    loops = (
+        ("decline_many",) if "evalstop.live.batch" in compiled() else ("decline_many", "fold_many")
+    )
+    for loop in loops:
         made.clear()
         record = DeclineRecord(0, 10, 1, Watch(DeclineState(2, 0.5), 1, 10, 0.5, None))
         jobs: dict[Any, Any] = {"a": record}
@@ -145,9 +150,12 @@ def test_mon18_the_observer_is_made_for_the_builtin_noise_aware_rule_only_when_c
     """MON-18: observer() gives a NoiseObserver for the built-in noise-aware rule in a
     compiled build only; None in the pure build and for any other rule."""
     parts: tuple[Any, ...] = ({}, None, 1.0, _continue_of, None, Reason.COUNTED)
-    assert fast.observer(NOISE_AWARE, *parts) is None  # this test runs the pure build
-    monkeypatch.setattr(fast, "COMPILED_HERE", True)
-    assert type(fast.observer(NOISE_AWARE, *parts)) is NoiseObserver
+    if fast.COMPILED_HERE:  # the native session's build
+        assert type(fast.observer(NOISE_AWARE, *parts)) is NoiseObserver
+    else:
+        assert fast.observer(NOISE_AWARE, *parts) is None
+        monkeypatch.setattr(fast, "COMPILED_HERE", True)
+        assert type(fast.observer(NOISE_AWARE, *parts)) is NoiseObserver
     assert fast.observer(DeclineDetector(1), *parts) is None
     assert fast.observer(object(), *parts) is None
 
@@ -157,7 +165,10 @@ def test_mon18_a_monitor_hands_the_common_case_to_the_observer_with_the_same_ver
 ) -> None:
     """MON-18, MON-14: a monitor of a build whose observer is in use (forced here in the pure
     build) hands it the common observations and gives the pure monitor's verdicts one by one,
-    stops and NaN included, and the same saved state."""
+    stops and NaN included, and the same saved state. In the compiled build both monitors
+    use the compiled observer already (a compiled monitor does not see a patched class, so
+    nothing is counted there): this test then checks only that two monitors agree; the
+    comparison with the generic path is MON-14's property test (test_monitor_fast.py)."""
     stream: list[tuple[Any, int, float]] = [
         ("a", 1, 1.0),
         ("b", 1, 0.3),
@@ -170,11 +181,13 @@ def test_mon18_a_monitor_hands_the_common_case_to_the_observer_with_the_same_ver
     stream += [("a", 20, 0.0), ("b", 3, 0.45)]
     pure = Monitor(NOISE_AWARE)
     expected = [repr(pure.observe(key, step, score)) for key, step, score in stream]
-    monkeypatch.setattr(fast, "COMPILED_HERE", True)
-    monkeypatch.setattr(fast, "NoiseObserver", CountingObserver)
+    native = fast.COMPILED_HERE
+    if not native:
+        monkeypatch.setattr(fast, "COMPILED_HERE", True)
+        monkeypatch.setattr(fast, "NoiseObserver", CountingObserver)
     CountingObserver.handled = 0
     forced = Monitor(NOISE_AWARE)
     assert [repr(forced.observe(key, step, score)) for key, step, score in stream] == expected
-    assert CountingObserver.handled >= 3
+    assert native or CountingObserver.handled >= 3
     assert states(forced) == states(pure)
     assert any(isinstance(pure.verdict(key), Stop) for key in pure)
