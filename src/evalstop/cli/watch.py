@@ -26,7 +26,7 @@ from typing import Any, get_args
 from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, knobs
 from evalstop.core.detectors import Detector
-from evalstop.core.registry import DETECTOR_NAMES, make_detector
+from evalstop.core.registry import LIVE_DETECTORS, make_detector
 from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import Monitor
 from evalstop.live.store import StateError, StateStore
@@ -49,8 +49,6 @@ _FIELDS = (
     "best_value",
     "evals",
 )
-# stopat needs a run's length, which a live run does not know.
-_LIVE_DETECTORS = tuple(name for name in DETECTOR_NAMES if not name.startswith("stopat"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--detector",
-        choices=_LIVE_DETECTORS,
+        choices=LIVE_DETECTORS,
         help="the stop rule (default: the monitor's); stopat needs a run's length, which a "
         "live run does not know",
     )
