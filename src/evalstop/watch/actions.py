@@ -1,6 +1,6 @@
 """What the watcher does at a stop, without a shell, off the polling loop (spec ``WCH-9``).
 
-``--on-stop`` is an argv template: a string is split with :func:`shlex.split` once, when the
+``--on-stop`` is an argv template: a string is split with ``shlex.split`` once, when the
 watcher starts, and each placeholder (``{run}``, ``{name}``, ``{path}``, ``{metric}``,
 ``{detector}``, ``{stop_step}``, ``{best_step}``, ``{best_value}``, ``{evals}``; ``{{`` and
 ``}}`` are braces) is replaced inside its own argument: a field is always one argument and is
@@ -71,7 +71,7 @@ def _fill(argument: str, fields: Mapping[str, str]) -> str:
 
 
 def argv_template(command: str | Sequence[str]) -> tuple[str, ...]:
-    """The argv template of ``command`` (a string is split with :func:`shlex.split`), checked.
+    """The argv template of ``command`` (a string is split with ``shlex.split``), checked.
 
     Raises:
         CommandError: unbalanced quotes, an empty command or an unknown placeholder.
