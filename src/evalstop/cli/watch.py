@@ -44,7 +44,6 @@ GRACE = 5.0
 at the next start): the watcher ends well within 10 s (``WCH-7``)."""
 
 
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs to follow")
     parser.add_argument("--metric", metavar="KEY", required=True, help="the eval metric")
