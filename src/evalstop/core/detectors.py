@@ -75,6 +75,10 @@ class Detector(Protocol[S]):
     """A fold over one job's checkpoint reports with a stop rule.
 
     Implementations are frozen attrs values: hashable, comparable and free of mutable state.
+    One member is optional: ``kept(state)``, the ``(step, score)`` of the checkpoint the rule
+    keeps itself (or None), which :func:`observe` then keeps instead of the best reported
+    score (spec ``DET-12``, ``NAD-10``). Which built-in rules also fold in place is said by
+    :func:`evalstop.core.registry.in_place`.
     """
 
     @property
