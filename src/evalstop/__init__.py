@@ -10,8 +10,9 @@ Layout (each layer imports only the layers above it; ``tests/repo/test_layers.py
   read the hidden truth.
 - ``live/``: the online ``Monitor`` and its JSON state.  ``traces/``: reading training logs
   and replaying them.  ``adapters/``: Ray Tune and Hugging Face.
-- ``experiments/``: the paper's experiments, tables and plots.  ``cli/``: the ``evalstop``
-  command.
+- ``experiments/``: the paper's experiments, tables and plots.  ``gym/``: real policy-gradient
+  runs against a fitted proxy, with their exact gold truth (imports ``core`` only).
+  ``cli/``: the ``evalstop`` command.
 
 Everything a user needs is re-exported here: ``from evalstop import ...``.
 """

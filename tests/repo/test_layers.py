@@ -23,6 +23,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "traces": frozenset({"core", "live", "traces"}),
     "adapters": frozenset({"core", "live", "traces", "adapters"}),
     "experiments": frozenset({"core", "engine", "sim", "live", "traces", "experiments"}),
+    "gym": frozenset({"core", "gym"}),
 }
 """Layer -> the layers it may import. ``cli`` and the package root may import every layer."""
 
