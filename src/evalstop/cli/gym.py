@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from evalstop.cli.errors import CliError
-from evalstop.experiments.ray_backend import BackendError, RayBackend
-from evalstop.experiments.runner import default_workers, max_workers
+from evalstop.experiments.paper.ray_backend import BackendError, RayBackend
+from evalstop.experiments.paper.runner import default_workers, max_workers
 from evalstop.gym.config import KNOB_LIMITS, ConfigError
 from evalstop.gym.corpora import GymError, write_runs
 from evalstop.gym.splits import SPLIT_SIZE, SPLITS

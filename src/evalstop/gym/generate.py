@@ -26,7 +26,7 @@ R = TypeVar("R")
 
 class Backend(Protocol):
     """Runs ``fn`` over ``items`` and yields the results in the order of ``items`` (the
-    protocol :class:`~evalstop.experiments.ray_backend.RayBackend` follows)."""
+    protocol :class:`~evalstop.experiments.paper.ray_backend.RayBackend` follows)."""
 
     def imap(self, fn: Callable[[T], R], items: Sequence[T]) -> Generator[R, None, None]: ...
 
