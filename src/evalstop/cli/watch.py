@@ -21,16 +21,20 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, knobs
+from evalstop.cli.watch_slurm import add_slurm_arguments, slurm_runs
 from evalstop.core.detectors import Detector
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import Monitor
 from evalstop.live.store import StateError, StateStore
 from evalstop.live.watch import Run, Watcher, watch
+
+if TYPE_CHECKING:
+    from evalstop.adapters.slurm import SlurmRuns
 from evalstop.traces.follow import discover_runs
 
 __all__ = ["MARKER", "add_arguments", "run"]
@@ -83,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "{best_value}, {metric}, {detector} are replaced by the run's (shell-quoted) fields",
     )
     add_knobs(parser)
+    add_slurm_arguments(parser)
 
 
 def _substitute(template: str, body: dict[str, Any]) -> str:
@@ -113,9 +118,13 @@ def _announcer(args: argparse.Namespace) -> Callable[[dict[str, Any]], None]:
 
 
 def _actor(
-    args: argparse.Namespace, mark: Callable[[dict[str, Any]], None] | None
+    args: argparse.Namespace,
+    mark: Callable[[dict[str, Any]], None] | None,
+    slurm: SlurmRuns | None = None,
 ) -> Callable[[dict[str, Any]], None]:
     def act(body: dict[str, Any]) -> None:
+        for problem in [] if slurm is None else slurm.act(body):
+            _report(problem)
         if body["path"] is None and mark is not None:
             try:
                 mark(body)
@@ -139,8 +148,8 @@ def _check(args: argparse.Namespace) -> list[Path]:
         raise CliError(f"--k must be >= 1, got {args.k}")
     if not args.interval > 0:
         raise CliError(f"--interval must be > 0, got {args.interval}")
-    if not args.dirs and args.mlflow is None:
-        raise CliError("give at least one DIR or --mlflow URI")
+    if not args.dirs and args.mlflow is None and not args.slurm:
+        raise CliError("give at least one DIR, --mlflow URI or --slurm")
     if args.experiment is not None and args.mlflow is None:
         raise CliError("--experiment needs --mlflow")
     roots = [Path(d) for d in args.dirs]
@@ -180,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
             mlflow = MlflowRuns(args.mlflow, args.experiment, args.metric)
         except ImportError as error:
             raise CliError(str(error)) from None
+    slurm = slurm_runs(args, args.metric)
     stopping = False
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -202,6 +212,10 @@ def run(args: argparse.Namespace) -> int:
             found, trouble = mlflow.runs()
             runs.extend(found)
             problems.extend(trouble)
+        if slurm is not None:
+            found, trouble = slurm.runs()
+            runs.extend(found)
+            problems.extend(trouble)
         for problem in problems:
             if problem not in reported:
                 reported.add(problem)
@@ -215,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
             new_monitor,
             _announcer(args),
             _report,
-            _actor(args, None if mlflow is None else mlflow.mark),
+            _actor(args, None if mlflow is None else mlflow.mark, slurm),
         )
         watch(watcher, discover, interval=args.interval, once=args.once, stopping=lambda: stopping)
     finally:
