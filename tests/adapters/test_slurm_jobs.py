@@ -110,10 +110,22 @@ def test_slm3_a_bad_entry_is_left_out_with_one_line_the_others_kept(bad: Any, sa
 
 def test_slm3_each_error_of_the_answer_is_a_line() -> None:
     """SLM-3: Slurm's own errors list is reported, the jobs still read."""
-    text = answer(entry(), errors=[{"error": "slurmctld busy", "error_number": 1}, "odd"])
+    away = {  # what 22.05 prints, exit code 0, when the controller cannot be reached
+        "description": "Failed while looking for jobs",
+        "error_number": -1,
+        "error": "Unspecified error",
+        "source": "slurm_load_jobs",
+    }
+    text = answer(entry(), errors=[away, {"error": "busy"}, "odd", {}])
     jobs, problems = parse_squeue(text)
     assert len(jobs) == 1
-    assert problems == ["squeue --json: Slurm says slurmctld busy", "squeue --json: Slurm says odd"]
+    says = "squeue --json: Slurm says "
+    assert problems == [
+        says + "slurm_load_jobs: Failed while looking for jobs (Unspecified error)",
+        says + "busy",
+        says + "odd",
+        says + "{}",
+    ]
 
 
 @given(st.text(max_size=200))

@@ -258,3 +258,17 @@ def test_slm2_job_ids_of_run_keys() -> None:
     assert job_id_of("slurm:42") == 42
     assert job_id_of("/runs/slurm:42") is None
     assert job_id_of("slurm:x") is None
+
+
+def test_slm6_an_action_redone_after_a_restart_sends_no_second_signal(tmp_path: Path) -> None:
+    """SLM-6: WCH-4 redoes an action cut short; the marker says the signal went out."""
+    folder = run_folder(tmp_path, "a")
+    fake = FakeSlurm()
+    fake.add(1, folder)
+    first = make(fake)
+    first.runs()
+    first.act(decision(1, folder))
+    second = make(fake)
+    second.runs()
+    assert second.act(decision(1, folder)) == []
+    assert fake.actions() == [["scancel", "--signal=USR1", "--full", "1"]]

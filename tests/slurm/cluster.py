@@ -147,7 +147,7 @@ class Cluster:
         self.conf.write_text(conf, encoding="utf-8")
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        log = (self.root / "log" / f"{name}.out").open("wb")
+        log = (self.root / "log" / f"{name}.out").open("ab")
         process = subprocess.Popen(
             argv, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
         )
@@ -186,6 +186,19 @@ class Cluster:
         except BaseException:
             self.stop()
             raise
+
+    def stop_controller(self) -> None:
+        """Stop slurmctld alone (a daemon that goes away mid-run); jobs keep running."""
+        for name, process in self._daemons:
+            if name == "slurmctld" and process.poll() is None:
+                process.terminate()
+                process.wait(10)
+
+    def start_controller(self, timeout: float = 60.0) -> None:
+        """Start slurmctld again on its saved state and wait until it answers."""
+        self._daemons = [(n, p) for n, p in self._daemons if n != "slurmctld"]
+        self._spawn("slurmctld", ["slurmctld", "-D", "-f", str(self.conf)])
+        self._wait(lambda: self.run("squeue", check=False).returncode == 0, timeout, "slurmctld")
 
     def _idle(self) -> bool:
         done = self.run("sinfo", "--noheader", "--Node", "--format=%T", check=False)

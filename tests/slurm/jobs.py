@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from cluster import Cluster
 
 from evalstop.traces.corpus import CurveSource, catalogue, default_data_dir, read_label
+from slurm.cluster import Cluster
 
-__all__ = ["METRIC", "TRAIN", "Curve", "Outcome", "curves", "outcome", "submit"]
+__all__ = ["METRIC", "PYTHON", "TRAIN", "Curve", "Outcome", "curves", "outcome", "submit"]
 
 TRAIN = Path(__file__).with_name("train.py")
+PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+"""The jobs' Python: the system's (Debian's ``python3``), which every local user can run (a
+virtualenv's may live under root's home); ``train.py`` needs the standard library only."""
 METRIC = "eval_score"
 """The key each job logs its curve's gold metric under."""
 
@@ -60,6 +63,8 @@ def submit(
     user: str | None = None,
     extra: tuple[str, ...] = (),
     announce: Path | None = None,
+    ignore: tuple[str, ...] = (),
+    tail_seconds: float = 0.0,
 ) -> int:
     """Submit one job replaying ``curve`` in ``folder`` (created); its job id."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -71,13 +76,15 @@ def submit(
         "points": [list(p) for p in curve.points],
         "seconds_per_eval": seconds_per_eval,
         "announce": None if announce is None else str(announce),
+        "ignore": list(ignore),
+        "tail_seconds": tail_seconds,
     }
     plan_file = folder / "plan.json"
     plan_file.write_text(json.dumps(plan), encoding="utf-8")
     done = cluster.run(
         "sbatch", "--parsable", f"--job-name={name}", f"--gres=gpu:{gpus}", "--cpus-per-task=1",
         f"--chdir={folder}", f"--output={folder}/slurm.out", *extra,
-        f"--wrap=exec {sys.executable} {TRAIN} {plan_file}",
+        f"--wrap=exec {PYTHON} {TRAIN} {plan_file}",
         user=user,
     )  # fmt: skip
     return int(done.stdout.strip().split(";")[0])

@@ -10,7 +10,9 @@ callback keeps it). Every signal received is appended to ``signals.log``. The st
 only: it runs as any user, from any Python.
 
 With ``"announce": DIR`` in the plan it also writes its folder's path to ``DIR/<job id>`` (the
-``file:DIR`` way of finding a job's run folder).
+``file:DIR`` way of finding a job's run folder); with ``"tail_seconds"`` it trains on that long
+after its last evaluation. The signals named in ``"ignore"`` (e.g.
+``["SIGUSR2"]``) are logged and otherwise ignored: a job that does not stop when asked.
 """
 
 from __future__ import annotations
@@ -61,15 +63,19 @@ def main(argv: list[str]) -> int:
     if plan.get("announce"):
         (Path(plan["announce"]) / job_id).write_text(f"{folder}\n", encoding="utf-8")
 
+    ignored = set(plan.get("ignore", ()))
+
     def on_signal(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         with (folder / "signals.log").open("a", encoding="utf-8") as log:
             log.write(f"{time.time()} {name}\n")
+        if name in ignored:
+            return
         end = {"end": time.time(), "reason": "signal", "signal": name, "kept": _kept(folder)}
         _write(folder / "exit.json", end)
         os._exit(0)
 
-    for sig in (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT):
+    for sig in (signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2, signal.SIGINT):
         signal.signal(sig, on_signal)
     metric, pause = plan["metric"], float(plan["seconds_per_eval"])
     with (folder / "metrics.jsonl").open("a", encoding="utf-8") as log:
@@ -77,6 +83,7 @@ def main(argv: list[str]) -> int:
             time.sleep(pause)
             log.write(json.dumps({"step": step, metric: value, "time": time.time()}) + "\n")
             log.flush()
+        time.sleep(float(plan.get("tail_seconds", 0.0)))  # training on after the last eval
     _write(folder / "exit.json", {"end": time.time(), "reason": "finished", "kept": None})
     return 0
 

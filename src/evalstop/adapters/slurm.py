@@ -192,6 +192,9 @@ class SlurmRuns:
         folder = self._folders.get(job_id)
         if job_id not in self._running or folder is None:
             return [f"slurm job {job_id}: not running in the filter, not signalled"]
+        earlier = _marker(folder, job_id)
+        if earlier is not None and earlier["slurm"]["signalled_at"] is not None:
+            return []  # a restart redoing this stop: the signal went out (SLM-6)
         marker = {
             **body,
             "checkpoint": _checkpoint(folder, body.get("best_step")),
@@ -204,16 +207,23 @@ class SlurmRuns:
         return self._send(job_id, folder, marker)
 
     def _send(self, job_id: int, folder: Path, marker: dict[str, Any]) -> list[str]:
-        """Signal the job; on success record the time in the marker (``SLM-5``)."""
-        problem = self._client.signal(job_id, self._signal)
-        if problem:
-            return [problem]
+        """Record the signal's time in the marker, then send it; a signal that fails is
+        recorded as not sent again, for a later poll (``SLM-5``). Recording first makes the
+        signal at most once across restarts; the cancel after the grace makes the stop sure.
+        """
         sent = {**marker, "slurm": {**marker["slurm"], "signalled_at": self._clock()}}
         try:
             _write_marker(folder, sent)
         except OSError as error:
             return [f"{folder}: cannot write {MARKER} ({error.strerror or error})"]
-        return []
+        problem = self._client.signal(job_id, self._signal)
+        if not problem:
+            return []
+        try:
+            _write_marker(folder, marker)
+        except OSError as error:
+            return [problem, f"{folder}: cannot write {MARKER} ({error.strerror or error})"]
+        return [problem]
 
 
 def _checkpoint(folder: Path | None, best_step: object) -> str | None:

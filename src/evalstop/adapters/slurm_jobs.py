@@ -197,6 +197,11 @@ def _errors(answer: dict[str, Any]) -> Sequence[object]:
 
 
 def _error_text(error: object) -> str:
-    if isinstance(error, dict):
-        return str(error.get("error") or error.get("description") or error)
-    return str(error)
+    """``source: description (error)`` of an item of Slurm's ``errors`` list, as it has them."""
+    if not isinstance(error, dict):
+        return str(error)
+    source, description = error.get("source"), error.get("description")
+    text = str(error.get("error") or "")
+    if description:
+        text = f"{description} ({text})" if text else str(description)
+    return f"{source}: {text}" if source else text or json.dumps(error)

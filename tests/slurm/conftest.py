@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster import Cluster, ensure_user
+
+from slurm.cluster import Cluster, ensure_user
 
 OTHER_USER = "evalstop-other"
 """A second local user whose jobs the watcher must never touch."""
@@ -61,12 +62,12 @@ class Sidecar:
     def __init__(self, cluster: Cluster, folder: Path, *args: str) -> None:
         self.out, self.err = folder / "watch.out", folder / "watch.err"
         self._argv = [sys.executable, "-m", "evalstop", "watch", "--slurm", *args]
-        self._env = {**cluster.env, "PYTHONUNBUFFERED": "1"}
+        self.env = {**cluster.env, "PYTHONUNBUFFERED": "1"}
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Sidecar:
         with self.out.open("ab") as out, self.err.open("ab") as err:
-            self.process = subprocess.Popen(self._argv, stdout=out, stderr=err, env=self._env)
+            self.process = subprocess.Popen(self._argv, stdout=out, stderr=err, env=self.env)
         return self
 
     def kill(self) -> None:
