@@ -171,7 +171,7 @@ def slurm(session: nox.Session) -> None:
     Needs root; installs Debian's slurm-wlm and munge when missing. A daemon that cannot start
     fails the session; no test is skipped; no daemon is left running."""
     _ensure_slurm(session)
-    _install(session, "test")
+    session.install("-e", ".", "pytest>=8", "hypothesis>=6.100")  # what tests/slurm imports
     session.env["EVALSTOP_SLURM"] = "1"
     session.env["EVALSTOP_FORBID_SKIPS"] = "1"
     session.run("pytest", "-p", "no:cacheprovider", "tests/slurm", *session.posargs)
