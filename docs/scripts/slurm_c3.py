@@ -18,13 +18,16 @@ submitted at once. It prints, and writes between the markers of ``docs/slurm.md`
   on those GPUs (Slurm's part).
 
 The rule is the simulator's ``evalstop`` detector (k = 2 declines) in both, so the two sides
-apply the same rule. Usage: ``PYTHONPATH=src python docs/scripts/slurm_c3.py [--write]``.
+apply the same rule. Usage: ``PYTHONPATH=src python docs/scripts/slurm_c3.py [--write]``;
+``--simulator-only`` recomputes only the simulator's rows in place, without a cluster (after a
+change of the simulator: ``tests/repo/test_slurm_page.py`` fails until then).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -219,14 +222,40 @@ def _latency_table(found: dict[str, list[float]], interval: float) -> str:
     return "\n".join(rows)
 
 
+def page_settings() -> tuple[float, int]:
+    """The seconds per evaluation and the seeds the page's tables were made with."""
+    text = PAGE.read_text(encoding="utf-8")
+    found = re.search(r"one evaluation every ([0-9.]+) s, .*?, ([0-9]+) simulator seeds", text)
+    if found is None:
+        raise SystemExit(f"{PAGE}: no generated C3 section")
+    return float(found.group(1)), int(found.group(2))
+
+
+def _rewrite_simulator_rows(mix: list[Curve], args: argparse.Namespace) -> int:
+    args.seconds_per_eval, args.seeds = page_settings()
+    lines = PAGE.read_text(encoding="utf-8").splitlines(keepends=True)
+    rows = iter(simulated_rows(simulated(mix, args), len(mix)))
+    starts = ("| simulator, the real curves' stops", "| `evalstop simulate`, synthetic curves")
+    out = [next(rows) + "\n" if line.startswith(starts) else line for line in lines]
+    PAGE.write_text("".join(out), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds-per-eval", type=float, default=2.0)
     parser.add_argument("--interval", type=float, default=1.0, help="the watcher's poll")
     parser.add_argument("--seeds", type=int, default=40)
     parser.add_argument("--write", action="store_true", help="rewrite docs/slurm.md's tables")
+    parser.add_argument(
+        "--simulator-only",
+        action="store_true",
+        help="recompute only the simulator's rows of docs/slurm.md in place (no cluster)",
+    )
     args = parser.parse_args(argv)
     mix = curves()
+    if args.simulator_only:
+        return _rewrite_simulator_rows(mix, args)
     sim = simulated(mix, args)
     with tempfile.TemporaryDirectory(prefix="evalstop-c3-") as scratch:
         root = Path(scratch)
