@@ -29,7 +29,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["--slurm", "--slurm-user", ""], "--slurm-user: empty user name"),
         (["--slurm-user", "bob"], "--slurm-user needs --slurm"),
         (["--slurm-grace", "5"], "--slurm-grace needs --slurm"),
-        ([], "give at least one DIR, --mlflow URI or --slurm"),
+        ([], "give at least one DIR or --mlflow URI, or --slurm"),
     ],
 )
 def test_slm7_a_bad_slurm_option_is_one_line_and_exit_2(

@@ -149,7 +149,7 @@ def _check(args: argparse.Namespace) -> list[Path]:
     if not args.interval > 0:
         raise CliError(f"--interval must be > 0, got {args.interval}")
     if not args.dirs and args.mlflow is None and not args.slurm:
-        raise CliError("give at least one DIR, --mlflow URI or --slurm")
+        raise CliError("give at least one DIR or --mlflow URI, or --slurm")
     if args.experiment is not None and args.mlflow is None:
         raise CliError("--experiment needs --mlflow")
     roots = [Path(d) for d in args.dirs]
