@@ -12,10 +12,11 @@ import argparse
 import os
 import pwd
 import signal
+from collections.abc import Callable
 
-from evalstop.adapters.slurm import SlurmClient, SlurmRuns
-from evalstop.adapters.slurm_jobs import JobFilter, SlurmError, parse_folder_rule
 from evalstop.cli.errors import CliError
+from evalstop.watch.slurm import SlurmClient, SlurmRuns
+from evalstop.watch.slurm_jobs import JobFilter, SlurmError, parse_folder_rule
 
 __all__ = ["add_slurm_arguments", "slurm_runs"]
 
@@ -50,7 +51,9 @@ def _signal_name(text: str) -> str:
     return name
 
 
-def slurm_runs(args: argparse.Namespace, metric: str) -> SlurmRuns | None:
+def slurm_runs(
+    args: argparse.Namespace, metric: str, report: Callable[[str], None]
+) -> SlurmRuns | None:
     """The Slurm runs the options ask for, or None without ``--slurm``.
 
     Raises:
@@ -78,4 +81,5 @@ def slurm_runs(args: argparse.Namespace, metric: str) -> SlurmRuns | None:
         step_column=args.step_column,
         signal=_signal_name("TERM" if args.slurm_signal is None else args.slurm_signal),
         grace=grace,
+        report=report,
     )

@@ -9,7 +9,7 @@ seconds have passed with the job still running, cancels it (``scancel ID``) at a
 (``SLM-5``). Every command is an argv list, never a shell line, and runs with a timeout; a
 command that fails or a daemon that is gone is one problem line, never an exception, so the
 watcher keeps serving its other runs (``SLM-4``). The parsing is
-:mod:`evalstop.adapters.slurm_jobs`'s; this module is its edge.
+:mod:`evalstop.watch.slurm_jobs`'s; this module is its edge.
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstop.adapters.slurm_jobs import FolderRule, JobFilter, SlurmJob, parse_squeue
-from evalstop.live.watch import Run
-from evalstop.traces.follow import run_sources
+from evalstop.watch.folders import run_sources
+from evalstop.watch.slurm_jobs import FolderRule, JobFilter, SlurmJob, parse_squeue
+from evalstop.watch.source import Run
 
 __all__ = ["MARKER", "PREFIX", "SlurmClient", "SlurmRuns", "job_id_of"]
 
@@ -122,6 +123,7 @@ class SlurmRuns:
         signal: the signal a stop sends first (a name Slurm knows: TERM, USR1, INT...).
         grace: seconds after the signal before ``scancel``.
         clock: wall-clock seconds (the grace is measured with it, across restarts).
+        report: receives the problem lines of :meth:`stop` (it runs in an action thread).
     """
 
     def __init__(
@@ -135,8 +137,11 @@ class SlurmRuns:
         signal: str = "TERM",
         grace: float = 30.0,
         clock: Callable[[], float] = time.time,
+        report: Callable[[str], None] | None = None,
     ) -> None:
         self._client, self._filter, self._rule = client, job_filter, rule
+        self._report = report
+        self._lock = threading.Lock()  # stop() runs in an action thread, runs() in the loop
         self._metric, self._step_column = metric, step_column
         self._signal, self._grace, self._clock = signal, grace, clock
         self._running: dict[int, SlurmJob] = {}
@@ -159,8 +164,11 @@ class SlurmRuns:
                 problems.append(f"slurm job {job.job_id} ({job.name}): {error}")
                 continue
             self._folders[job.job_id] = folder
-            problems.extend(self._escalate(job, folder) if listed else [])
-            runs.append(Run(f"{PREFIX}{job.job_id}", job.name, str(folder), sources))
+            if listed:
+                with self._lock:
+                    problems.extend(self._escalate(job, folder))
+            facts = {"SLURM_JOB_ID": str(job.job_id)}
+            runs.append(Run(f"{PREFIX}{job.job_id}", job.name, str(folder), sources, facts))
         return runs, problems
 
     def _escalate(self, job: SlurmJob, folder: Path) -> list[str]:
@@ -179,12 +187,20 @@ class SlurmRuns:
         problem = self._client.cancel(job.job_id)
         return [problem] if problem else []
 
-    def act(self, body: dict[str, Any]) -> list[str]:
+    def stop(self, decision: Mapping[str, Any]) -> None:
+        """The :class:`~evalstop.watch.source.RunSource` action: :meth:`act`, its problem
+        lines to ``report``."""
+        for problem in self.act(decision):
+            if self._report is not None:
+                self._report(problem)
+
+    def act(self, body: Mapping[str, Any]) -> list[str]:
         """Stop the job of a decision: the marker, then the signal; the problem lines.
 
         Does nothing for a run that is not a Slurm job, or for a job that is not running in
-        the filter at the last listing (it ended, or it is not ours: ``SLM-1``). A signal
-        that cannot be sent now (the daemon is away) is sent at a later poll (``SLM-4``).
+        the filter at the last listing (it ended, or it is not ours: ``SLM-1``), or whose
+        marker says it was signalled (a restart redoing the action: ``SLM-6``). A signal that
+        cannot be sent now (the controller is away) is sent at a later poll (``SLM-4``).
         """
         job_id = job_id_of(str(body.get("run")))
         if job_id is None:
@@ -192,25 +208,21 @@ class SlurmRuns:
         folder = self._folders.get(job_id)
         if job_id not in self._running or folder is None:
             return [f"slurm job {job_id}: not running in the filter, not signalled"]
-        earlier = _marker(folder, job_id)
-        if earlier is not None and earlier["slurm"]["signalled_at"] is not None:
-            return []  # a restart redoing this stop: the signal went out (SLM-6)
-        marker = {
-            **body,
-            "checkpoint": _checkpoint(folder, body.get("best_step")),
-            "slurm": {"job_id": job_id, "signal": self._signal, "signalled_at": None},
-        }
-        try:
-            _write_marker(folder, marker)
-        except OSError as error:
-            return [f"{folder}: cannot write {MARKER} ({error.strerror or error})"]
-        return self._send(job_id, folder, marker)
+        with self._lock:
+            if _marker(folder, job_id) is not None:
+                return []  # the signal went out, or failed and is retried by the polls
+            marker = {
+                **body,
+                "checkpoint": _checkpoint(folder, body.get("best_step")),
+                "slurm": {"job_id": job_id, "signal": self._signal, "signalled_at": None},
+            }
+            return self._send(job_id, folder, marker)
 
     def _send(self, job_id: int, folder: Path, marker: dict[str, Any]) -> list[str]:
         """Record the signal's time in the marker, then send it; a signal that fails is
-        recorded as not sent again, for a later poll (``SLM-5``). Recording first makes the
-        signal at most once across restarts; the cancel after the grace makes the stop sure.
-        """
+        recorded as not sent (``signalled_at`` null), for a later poll (``SLM-5``).
+        Recording first makes the signal at most once across restarts; the cancel after the
+        grace makes the stop sure."""
         sent = {**marker, "slurm": {**marker["slurm"], "signalled_at": self._clock()}}
         try:
             _write_marker(folder, sent)
@@ -234,10 +246,14 @@ def _checkpoint(folder: Path | None, best_step: object) -> str | None:
     return str(candidate) if candidate.is_dir() else None
 
 
-def _write_marker(folder: Path, body: dict[str, Any]) -> None:
+def _write_marker(folder: Path, body: Mapping[str, Any]) -> None:
+    """Atomically, by rename, never writing through a symlink planted at the temporary."""
     path = folder / MARKER
     temporary = path.with_name(f".{MARKER}.tmp")
-    temporary.write_text(json.dumps(body, allow_nan=False) + "\n", encoding="utf-8")
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(dict(body), allow_nan=False) + "\n")
     os.replace(temporary, path)
 
 

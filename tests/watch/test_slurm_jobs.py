@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.adapters.slurm_jobs import (
+from evalstop.core.errors import EvalStopError
+from evalstop.watch.slurm_jobs import (
     FolderRule,
     JobFilter,
     SlurmError,
@@ -17,7 +18,6 @@ from evalstop.adapters.slurm_jobs import (
     parse_folder_rule,
     parse_squeue,
 )
-from evalstop.core.errors import EvalStopError
 
 
 def entry(job_id: Any = 7, **fields: Any) -> dict[str, Any]:

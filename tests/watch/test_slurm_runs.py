@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from evalstop.adapters.slurm import MARKER, SlurmClient, SlurmRuns, job_id_of
-from evalstop.adapters.slurm_jobs import FolderRule, JobFilter
+from evalstop.watch.slurm import MARKER, SlurmClient, SlurmRuns, job_id_of
+from evalstop.watch.slurm_jobs import FolderRule, JobFilter
 
 
 class FakeSlurm:
@@ -272,3 +272,23 @@ def test_slm6_an_action_redone_after_a_restart_sends_no_second_signal(tmp_path: 
     second.runs()
     assert second.act(decision(1, folder)) == []
     assert fake.actions() == [["scancel", "--signal=USR1", "--full", "1"]]
+
+
+def test_slm5_stop_is_the_runsource_action_and_runs_carry_the_job_id(tmp_path: Path) -> None:
+    """SLM-5, SLM-2: stop() acts and reports its problem lines; each run's facts name the job
+    (EVALSTOP_SLURM_JOB_ID for --on-stop); another source's decision is ignored."""
+    folder = run_folder(tmp_path, "a")
+    fake = FakeSlurm()
+    fake.add(1, folder)
+    lines: list[str] = []
+    runs = SlurmRuns(SlurmClient(runner=fake), JobFilter("alice"), FolderRule("workdir"),
+                     "score", report=lines.append)  # fmt: skip
+    found, _ = runs.runs()
+    assert dict(found[0].facts) == {"SLURM_JOB_ID": "1"}
+    runs.stop({"run": str(folder), "path": str(folder)})
+    assert fake.actions() == [] and lines == []
+    fake.fail = (1, "scancel: error: Kill job error on job id 1\n")
+    runs.stop(decision(1, folder))
+    assert lines == [
+        "scancel --signal=TERM --full 1: exit 1: scancel: error: Kill job error on job id 1"
+    ]
