@@ -219,6 +219,7 @@ def test_slm2_slm3_slm4_bad_input_is_one_line_each_and_the_other_jobs_are_served
     for index, job_id in good.items():
         assert sum(f"--full {job_id}: exit" in line for line in problems) <= 1, problems
         assert outcome(workdir / f"good{index}").signals == ("SIGTERM",)
-    assert any("--full" in line for line in problems)  # a signal failed, and was sent later
+    # A signal tried while the controller was away failed (a line) or waited in scancel's
+    # own retries; either way it reached each job once, after the controller came back.
     assert outcome(workdir / "lost").reason == "finished"
     assert all(line.startswith("evalstop watch: ") for line in problems)
