@@ -1,15 +1,16 @@
 """Slurm jobs as ``evalstop watch`` runs, and stopping them (spec ``SLM``).
 
-:class:`SlurmRuns` lists, at each poll, the running jobs of a :class:`JobFilter` through
-``squeue --json`` and makes each one a run named ``slurm:<job id>``, read from the run folder
-its :class:`FolderRule` finds (``SLM-1``, ``SLM-2``). At a stop, :meth:`SlurmRuns.act` writes
-the kept checkpoint and the job into the marker, sends the job the configured signal
-(``scancel --signal=SIG --full ID``: the batch shell and every step) and, once ``grace``
-seconds have passed with the job still running, cancels it (``scancel ID``) at a later poll
-(``SLM-5``). Every command is an argv list, never a shell line, and runs with a timeout; a
-command that fails or a daemon that is gone is one problem line, never an exception, so the
-watcher keeps serving its other runs (``SLM-4``). The parsing is
-:mod:`evalstop.watch.slurm_jobs`'s; this module is its edge.
+:class:`SlurmRuns` lists, at each poll, the running jobs of a
+:class:`~evalstop.watch.slurm_jobs.JobFilter` through ``squeue --json`` and makes each one a
+run named ``slurm:<job id>``, read from the run folder its
+:class:`~evalstop.watch.slurm_jobs.FolderRule` finds (``SLM-1``, ``SLM-2``). At a stop,
+:meth:`SlurmRuns.stop` writes the kept checkpoint and the job into the marker, sends the job
+the configured signal (``scancel --signal=SIG --full ID``: the batch shell and every step)
+and, once ``grace`` seconds have passed with the job still running, cancels it
+(``scancel ID``) at a later poll (``SLM-5``). Every command is an argv list, never a shell
+line, and runs with a timeout; a command that fails or a daemon that is gone is one problem
+line, never an exception, so the watcher keeps serving its other runs (``SLM-4``). The
+parsing is :mod:`evalstop.watch.slurm_jobs`'s; this module is its edge.
 """
 
 from __future__ import annotations
