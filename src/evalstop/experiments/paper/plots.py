@@ -114,34 +114,26 @@ def _composability_plot(
     _save(plt, fig, path)
 
 
+def _row(rows: Sequence[ResultRow], sigma: float, k: int) -> ResultRow:
+    return next(r for r in rows if r.sigma == sigma and r.k == k)
+
+
+def _errorbar(
+    axis: Any, xs: Sequence[float], points: Sequence[tuple[float, float]], **style: Any
+) -> None:
+    axis.errorbar(xs, [v for v, _ in points], yerr=[e for _, e in points], capsize=3, **style)
+
+
 def _density_plot(plt: Any, world: WorldResults, path: Path, title: str) -> None:
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
     sigma = world.world.eval_noise
     for evals in DENSITIES:
         rows = [r for r in world.density if r.evals_per_run == evals]
-        fpr = [
-            _value(next(r for r in rows if r.sigma == s and r.k == 2), "fpr") for s in PAPER_NOISES
-        ]
-        ax.errorbar(
-            PAPER_NOISES,
-            [v for v, _ in fpr],
-            yerr=[e for _, e in fpr],
-            marker="o",
-            capsize=3,
-            label=f"{evals} evals/run",
-        )
-        rec = [
-            _value(next(r for r in rows if r.sigma == sigma and r.k == k), "recall")
-            for k in DENSITY_KS
-        ]
-        bx.errorbar(
-            DENSITY_KS,
-            [v for v, _ in rec],
-            yerr=[e for _, e in rec],
-            marker="s",
-            capsize=3,
-            label=f"{evals} evals/run",
-        )
+        label = f"{evals} evals/run"
+        fpr = [_value(_row(rows, s, 2), "fpr") for s in PAPER_NOISES]
+        _errorbar(ax, PAPER_NOISES, fpr, marker="o", label=label)
+        rec = [_value(_row(rows, sigma, k), "recall") for k in DENSITY_KS]
+        _errorbar(bx, DENSITY_KS, rec, marker="s", label=label)
     ax.set_xlabel("eval noise sigma")
     ax.set_ylabel("FPR of EvalStop(k=2)")
     bx.set_xlabel("k")
