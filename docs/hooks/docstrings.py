@@ -84,7 +84,7 @@ def _resolve(loader: griffe.GriffeLoader, obj: griffe.Object, role: str, target:
 
 TIERS = ("evalstop", "evalstop.sim", "evalstop.engine")
 """The public tiers (spec ``ARC-5``); the API pages render these and the integrations only."""
-INTEGRATIONS = ("evalstop.adapters",)
+INTEGRATIONS = ("evalstop.adapters", "evalstop.watch")
 """Packages whose modules (but the underscore ones) are public: they import their frameworks."""
 
 

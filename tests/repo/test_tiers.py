@@ -19,14 +19,14 @@ from types import ModuleType
 import pytest
 
 TIERS = ("evalstop", "evalstop.sim", "evalstop.engine")
-INTEGRATIONS = ("evalstop.adapters",)
+INTEGRATIONS = ("evalstop.adapters", "evalstop.watch")
 API = Path(__file__).resolve().parents[2] / "docs" / "api"
 
 
 def exports(name: str) -> dict[str, object]:
     """``name``'s ``__all__``: each exported name and its object."""
     module = importlib.import_module(name)
-    return {attribute: getattr(module, attribute) for attribute in module.__all__}
+    return {attribute: getattr(module, attribute) for attribute in getattr(module, "__all__", ())}
 
 
 def integrations() -> list[str]:
