@@ -10,12 +10,12 @@ griffe hands to mkdocstrings (the source files are not changed):
    name is already a full path; otherwise its first name is resolved the way Python would from
    the documented object (its members, then its parents' scopes, following imports) and the
    rest is appended. A public object (exported by a tier, ``evalstop``, ``evalstop.sim`` or
-   ``evalstop.engine``, or by an integration module, or a member of one) is linked under the
-   name the pages document it by (``evalstop.JobView``); an object of the machinery, which the
-   pages do not render, is shown as code without a link. A target that cannot be resolved at
-   all is left as written, so the strict build fails on it ("Could not find cross-reference
-   target"): a renamed object breaks the docs build. ``~`` shows only the last name, as in
-   Sphinx; functions and methods get ``()``.
+   ``evalstop.engine``, or by a wing's module that an API page renders, or a member of one) is
+   linked under the name the pages document it by (``evalstop.JobView``); an object of the
+   machinery, which the pages do not render, is shown as code without a link. A target that
+   cannot be resolved at all is left as written, so the strict build fails on it ("Could not
+   find cross-reference target"): a renamed object breaks the docs build. ``~`` shows only the
+   last name, as in Sphinx; functions and methods get ``()``.
 2. **PEP 316 contracts** (the ``pre:`` / ``post:`` lines that ``nox -s crosshair`` checks)
    become a code block under a "Contract" label, instead of one paragraph in which
    ``__return__`` would turn bold.
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 from typing import Any
 
 import griffe
@@ -83,9 +84,18 @@ def _resolve(loader: griffe.GriffeLoader, obj: griffe.Object, role: str, target:
 
 
 TIERS = ("evalstop", "evalstop.sim", "evalstop.engine")
-"""The public tiers (spec ``ARC-5``); the API pages render these and the integrations only."""
-INTEGRATIONS = ("evalstop.adapters", "evalstop.watch")
-"""Packages whose modules (but the underscore ones) are public: they import their frameworks."""
+"""The public tiers (spec ``ARC-5``)."""
+WINGS = ("evalstop.adapters", "evalstop.gym", "evalstop.watch")
+"""Packages of their own (spec ``ARC-5``): each module of theirs an API page renders is public."""
+API_PAGES = Path(__file__).resolve().parents[1] / "api"
+_DIRECTIVE = re.compile(r"^::: *([\w.]+)", flags=re.MULTILINE)
+
+
+def _rendered_wing_modules() -> list[str]:
+    targets = [
+        t for page in sorted(API_PAGES.glob("*.md")) for t in _DIRECTIVE.findall(page.read_text())
+    ]
+    return [t for t in targets if any(t == w or t.startswith(w + ".") for w in WINGS)]
 
 
 @dataclasses.dataclass
@@ -109,16 +119,15 @@ class _Public:
 
 def _public_modules(pkg: griffe.Module) -> list[griffe.Module]:
     found: list[griffe.Module] = []
-    for name in (*TIERS, *INTEGRATIONS):
+    for name in (*TIERS, *_rendered_wing_modules()):
         module = pkg if name == pkg.path else pkg.get_member(name.removeprefix(pkg.path + "."))
-        found.append(module)
-        if name in INTEGRATIONS:
-            found += [m for m in module.modules.values() if not m.name.startswith("_")]
+        if isinstance(module, griffe.Module):
+            found.append(module)
     return found
 
 
 def collect_public(pkg: griffe.Module) -> _Public:
-    """Every public object of ``pkg``: the tiers' and the integrations' exports, the modules."""
+    """Every public object of ``pkg``: the tiers' and the rendered wing modules' exports."""
     public = _Public()
     for module in _public_modules(pkg):
         public.paths[module.path] = module.path

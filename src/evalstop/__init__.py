@@ -27,9 +27,9 @@ one (``tests/repo/test_exports.py``, spec ``ARC-5``):
 - :mod:`evalstop.engine`, for the engine and its reference: the pure ``step``, its state, the
   simulators, the queue and the log.
 
-The integrations import their frameworks and are modules of their own
-(``evalstop.adapters.ray_tune``, ``evalstop.adapters.hf``, ...). Every other module is
-machinery: importable, but no promise; its names are reached through a tier.
+The wings are packages of their own: ``evalstop.adapters`` (each module imports its framework),
+``evalstop.watch`` and ``evalstop.gym``. Every other module is machinery: importable, but no
+promise; its names are reached through a tier.
 """
 
 from evalstop._version import __version__ as __version__

@@ -1,16 +1,15 @@
 """ARC-5: the public tiers: every public name is exported by exactly one tier.
 
 Three tiers, as trio and Hypothesis draw them: ``evalstop`` for embedders, ``evalstop.sim`` for
-researchers, ``evalstop.engine`` for the engine and its reference. The integrations (the
-modules of ``evalstop.adapters`` without a leading underscore) import their frameworks, so they
-are modules of their own; they export none of the tiers' names. The API reference
-(``docs/api/``) renders the tiers and the integrations, nothing else.
+researchers, ``evalstop.engine`` for the engine and its reference. The wings (``adapters``,
+``gym``, ``watch``) are packages of their own: the modules of theirs that an API page renders
+are public, and export none of the tiers' names. The API reference (``docs/api/``) renders the
+tiers and those modules, nothing else.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 from collections import Counter
 from pathlib import Path
@@ -19,7 +18,7 @@ from types import ModuleType
 import pytest
 
 TIERS = ("evalstop", "evalstop.sim", "evalstop.engine")
-INTEGRATIONS = ("evalstop.adapters", "evalstop.watch")
+WINGS = ("evalstop.adapters", "evalstop.gym", "evalstop.watch")
 API = Path(__file__).resolve().parents[2] / "docs" / "api"
 
 
@@ -29,18 +28,23 @@ def exports(name: str) -> dict[str, object]:
     return {attribute: getattr(module, attribute) for attribute in getattr(module, "__all__", ())}
 
 
-def integrations() -> list[str]:
-    """The integration packages and their public modules."""
-    names: list[str] = []
-    for package in INTEGRATIONS:
-        names.append(package)
-        module = importlib.import_module(package)
-        names += [
-            info.name
-            for info in pkgutil.iter_modules(module.__path__, package + ".")
-            if not info.name.rsplit(".", 1)[-1].startswith("_")
-        ]
-    return names
+def rendered(text: str) -> list[str]:
+    """The targets of the ``::: target`` directives of an API page."""
+    return re.findall(r"^::: *([\w.]+)", text, flags=re.MULTILINE)
+
+
+def api_targets() -> list[str]:
+    """Every directive's target, over the API pages."""
+    return [target for page in sorted(API.glob("*.md")) for target in rendered(page.read_text())]
+
+
+def wing_modules() -> list[str]:
+    """The modules of the wings that the API pages render: the wings' public modules."""
+    return [
+        target
+        for target in api_targets()
+        if any(target == wing or target.startswith(wing + ".") for wing in WINGS)
+    ]
 
 
 def tier_clashes(tiers: dict[str, dict[str, object]]) -> list[str]:
@@ -84,23 +88,18 @@ def test_the_check_sees_a_clash() -> None:
     assert tier_clashes({"a": {"x": Thing()}, "b": {"y": Thing()}}) == []
 
 
-@pytest.mark.parametrize("name", integrations())
-def test_an_integration_exports_no_tier_name(name: str) -> None:
-    """ARC-5: an integration module's names are its own, not a tier's again."""
+@pytest.mark.parametrize("name", wing_modules())
+def test_a_wing_module_exports_no_tier_name(name: str) -> None:
+    """ARC-5: a wing module's names are its own, not a tier's again."""
     tier_names = {n for tier in TIERS for n in exports(tier)}
     assert not set(exports(name)) & tier_names
 
 
-def rendered(text: str) -> list[str]:
-    """The targets of the ``::: target`` directives of an API page."""
-    return re.findall(r"^::: *([\w.]+)", text, flags=re.MULTILINE)
-
-
-def test_the_api_pages_render_the_tiers_only() -> None:
-    """ARC-5: each directive of docs/api renders a tier, an integration, or a tier's function
+def test_the_api_pages_render_the_tiers_and_the_wings_only() -> None:
+    """ARC-5: each directive of docs/api renders a tier, a wing's module, or a tier's function
     that a submodule of the same name shadows (``evalstop.engine.step``)."""
-    public = {*TIERS, *integrations()}
-    targets = [target for page in sorted(API.glob("*.md")) for target in rendered(page.read_text())]
+    targets = api_targets()
+    public = {*TIERS, *wing_modules()}
     assert set(TIERS) <= set(targets)
     for target in targets:
         if target in public:
