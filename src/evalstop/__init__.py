@@ -17,7 +17,7 @@ Layout (each layer imports only the layers above it; ``tests/repo/test_layers.py
   ``cli/``: the ``evalstop`` command.
 
 Three public tiers, as trio and Hypothesis draw them; every public name is exported by exactly
-one (``tests/repo/test_exports.py``, spec ``ARC-5``):
+one (``tests/repo/test_tiers.py``, spec ``ARC-5``):
 
 - ``evalstop`` (this module), for embedders: the policy contract and the built-in bases, the
   views a policy and a detector see, decisions, detectors, ``evalstop()``, the ``Monitor``,
