@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import cluster_view, job_view, log_lines, make_job, simulate
+from evalstop.core import fairshare
 from evalstop.core.boundary import EventKind
+from evalstop.core.decision import Decision
 from evalstop.core.fairshare import fair_share, fair_share_ranking
 from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
@@ -75,3 +80,38 @@ def test_fsh3_composes_with_evalstop_and_sees_tenants_in_a_simulation() -> None:
 
 def _with_tenant(job: Job, tenant: str) -> Job:
     return Job(attrs.evolve(job.spec, tenant=tenant), job.truth, job.observations)
+
+
+def test_fsh4_one_tenant_decides_in_submit_order_without_ranking_everyone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FSH-4: 1,000 running jobs of one tenant fill the cluster and a 2-GPU job of the same
+    tenant arrives: the state's decision is the policy's (nothing moves: it ranks last), taken
+    without ranking every active job; a second tenant's job sends it back to the ranking,
+    and once that tenant is gone it leaves it again."""
+    running = [job_view(i, submit=i, running_since=i) for i in range(1_000)]
+    state = fair_share.start_run(1_000)
+    for view in running:
+        state.started(view)
+    late = job_view(5_000, submit=2_000, gpus=2)
+    other = job_view(6_000, submit=2_001, tenant="b")
+    state.queued(late)
+    cluster = cluster_view(total=1_000, running=running, queued=[late], time=2_000)
+    ranked: list[int] = []
+    original = fairshare._decide
+
+    def counting(*args: Any) -> Decision:
+        ranked.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(fairshare, "_decide", counting)
+    assert state.decide(2_000, 0, EventKind.ARRIVAL, None) == fair_share(cluster) == Decision()
+    state.queued(other)
+    cluster = attrs.evolve(cluster, queued=(late, other))
+    expected = fair_share(cluster)
+    assert expected.start == (6_000,) and expected.preempt == (999,)
+    ranked.clear()
+    assert state.decide(2_001, 0, EventKind.ARRIVAL, None) == expected and ranked == [1]
+    state.ended(6_000)
+    ranked.clear()
+    assert state.decide(2_002, 0, EventKind.ARRIVAL, None) == Decision() and ranked == []

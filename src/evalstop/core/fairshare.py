@@ -17,7 +17,11 @@ evenly, as far as whole jobs allow. With one tenant it is preemptive FIFO with b
 It re-plans at arrivals and completions; a checkpoint changes no rank.
 
 For the fast engine (``POL-6``) :class:`FairShareState` keeps the active jobs between events
-and decides on them with the same ranking, without a :class:`ClusterView` being built.
+and decides on them with the same ranking, without a :class:`ClusterView` being built. While
+every active job belongs to one tenant (a synthetic workload, a single-team cluster) the
+ranking is submit order, and the state decides through an ordered state of preemptive
+submit order (:class:`~evalstop.core.ranking.PriorityState`, ``POL-9``) kept beside it
+(``FSH-4``); with several tenants it ranks every active job at each decision.
 """
 
 from __future__ import annotations
@@ -72,8 +76,10 @@ class FairShare:
         return cause is not EventKind.CHECKPOINT
 
     def start_run(self, total_gpus: int) -> PolicyState:
-        """The active jobs of one run, kept for the fast engine (``POL-6``)."""
-        return FairShareState(total_gpus)
+        """The active jobs of one run, kept for the fast engine (``POL-6``, ``FSH-4``)."""
+        from evalstop.core.policies import submit_order  # here: policies imports this module
+
+        return FairShareState(total_gpus, submit_order.start_run(total_gpus))
 
     def __call__(self, view: ClusterView) -> Decision:
         return _decide(view.queued, view.running, view.total_gpus)
@@ -92,38 +98,59 @@ def _decide(queued: tuple[JobView, ...], running: tuple[JobView, ...], total: in
 
 
 class FairShareState:
-    """The queued (arrival order) and running (start order) jobs of one run (``POL-6``)."""
+    """The queued (arrival order) and running (start order) jobs of one run (``POL-6``), and
+    their order as one tenant's (``FSH-4``)."""
 
-    __slots__ = ("_queued", "_running", "_total")
+    __slots__ = ("_one", "_queued", "_running", "_tenants", "_total")
 
-    def __init__(self, total_gpus: int) -> None:
+    def __init__(self, total_gpus: int, one_tenant: PolicyState | None) -> None:
         self._total = total_gpus
         self._queued: dict[JobId, JobView] = {}
         self._running: dict[JobId, JobView] = {}
+        self._tenants: dict[str, int] = {}  # active jobs per tenant
+        self._one = one_tenant  # preemptive submit order over the same jobs
 
     @property
     def checkpoint_views(self) -> bool:
         return False
 
     def queued(self, job: JobView) -> None:
-        self._running.pop(job.job_id, None)
-        self._queued[job.job_id] = job
+        job_id = job.job_id
+        if self._running.pop(job_id, None) is None and job_id not in self._queued:
+            self._tenants[job.tenant] = self._tenants.get(job.tenant, 0) + 1
+        self._queued[job_id] = job
+        if self._one is not None:
+            self._one.queued(job)
 
     def started(self, job: JobView) -> None:
         self._queued.pop(job.job_id, None)
         self._running[job.job_id] = job
+        if self._one is not None:
+            self._one.started(job)
 
     def reported(self, job: JobView) -> None:
         if job.job_id in self._running:
             self._running[job.job_id] = job
 
     def ended(self, job_id: JobId) -> None:
-        self._queued.pop(job_id, None)
-        self._running.pop(job_id, None)
+        job = self._queued.pop(job_id, None) or self._running.pop(job_id, None)
+        if job is None:
+            return
+        left = self._tenants[job.tenant] - 1
+        if left:
+            self._tenants[job.tenant] = left
+        else:
+            del self._tenants[job.tenant]
+        if self._one is not None:
+            self._one.ended(job_id)
 
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
+        if self._one is not None and len(self._tenants) <= 1:
+            # one tenant: the jobs it asked for before a job grow with submit order (every
+            # job asks for a GPU at least), so FSH-1's ranking is submit order (FSH-4)
+            return self._one.decide(time, free_gpus, cause, changed)
         return _decide(tuple(self._queued.values()), tuple(self._running.values()), self._total)
 
 
