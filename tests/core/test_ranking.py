@@ -1,10 +1,11 @@
-"""POL-6, POL-7, POL-8, POL-9: a built-in policy's ordered state decides exactly what the policy decides on
-the cluster view of the same jobs, for any mix of queued and running jobs, also over a run of
-decisions where it keeps the running jobs ordered between them."""
+"""POL-6, POL-7, POL-8, POL-9: a built-in policy's ordered state decides exactly what the
+policy decides on the cluster view of the same jobs, for any mix of queued and running jobs,
+also over a run of decisions where it keeps the running jobs ordered between them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 import pytest
@@ -223,7 +224,7 @@ def _full_cluster(policy: PriorityPolicy, running: int) -> tuple[PolicyState, Cl
     """``running`` 1-GPU jobs filling the cluster (estimates 1,000 s + id; under las past its
     first threshold, under loss-aware with no loss drop), and a decision."""
     service = 4_000 if policy is las else 0
-    losses = {"first_loss": 1.0, "previous_loss": 1.0, "last_loss": 1.0}
+    losses: dict[str, Any] = {"first_loss": 1.0, "previous_loss": 1.0, "last_loss": 1.0}
     views = [
         job_view(i, estimate=1_000 + i, running_since=0, service=service, **losses)
         for i in range(running)
@@ -253,7 +254,7 @@ def test_pol9_a_preemptive_decision_reads_running_jobs_from_the_bottom(
         tails.append(self)
 
     monkeypatch.setattr(RunningTail, "__init__", record)
-    losses = {"first_loss": 1.0, "previous_loss": 9.0, "last_loss": 0.0}
+    losses: dict[str, Any] = {"first_loss": 1.0, "previous_loss": 9.0, "last_loss": 0.0}
     new = job_view(9_999, gpus=2, estimate=1, submit=10, **losses)
     state.queued(new)
     decided = state.decide(20, 0, EventKind.ARRIVAL, None)

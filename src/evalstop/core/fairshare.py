@@ -123,8 +123,10 @@ class FairShareState:
             self._one.queued(job)
 
     def started(self, job: JobView) -> None:
-        self._queued.pop(job.job_id, None)
-        self._running[job.job_id] = job
+        job_id = job.job_id
+        if self._queued.pop(job_id, None) is None and job_id not in self._running:
+            self._tenants[job.tenant] = self._tenants.get(job.tenant, 0) + 1
+        self._running[job_id] = job
         if self._one is not None:
             self._one.started(job)
 

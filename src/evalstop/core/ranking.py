@@ -26,6 +26,7 @@ heap of times). A policy that says neither has its running jobs sorted at each d
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 from collections.abc import Iterator
@@ -49,43 +50,68 @@ _NOTHING = Decision()
 class RunningTail:
     """The running jobs of one decision from the lowest ranked up, read lazily (``POL-9``).
 
-    ``entries`` are ``(ranked, gpus)`` in falling rank order; only as many are drawn from the
-    source as the questions asked need.
+    ``_entries`` are ``(ranked, gpus)`` in falling rank order and ``_held[i]`` the GPUs of
+    entries ``0..i``; only as many are drawn from the source as the questions asked need, so
+    each question costs O(log n) besides the entries it draws.
     """
 
-    __slots__ = ("_entries", "_source")
+    __slots__ = ("_entries", "_held", "_source")
 
     def __init__(self, source: Iterator[tuple[Ranked, int]]) -> None:
         self._source = source
         self._entries: list[tuple[Ranked, int]] = []
+        self._held: list[int] = []
 
-    def _iter(self) -> Iterator[tuple[Ranked, int]]:
-        yield from self._entries
+    def _draw(self, gpus: int) -> int:
+        """Draw entries until they hold ``gpus`` GPUs or the source ends; the index of the
+        first entry at which they hold that many (``len`` if none)."""
+        held, entries = self._held, self._entries
+        total = held[-1] if held else 0
+        if total < gpus:
+            for entry in self._source:
+                entries.append(entry)
+                total += entry[1]
+                held.append(total)
+                if total >= gpus:
+                    return len(held) - 1
+            return len(held)
+        return bisect.bisect_left(held, gpus)
+
+    def holds_after(self, ranked: Ranked, gpus: int) -> bool:
+        """Whether the running jobs ranked after ``ranked`` hold at least ``gpus`` GPUs."""
+        held, entries = self._held, self._entries
+        if held and held[-1] >= gpus:
+            return entries[bisect.bisect_left(held, gpus)][0] > ranked
+        if entries and entries[-1][0] <= ranked:
+            return False  # every job not drawn yet ranks before it
+        total = held[-1] if held else 0
         for entry in self._source:
-            self._entries.append(entry)
-            yield entry
-
-    def after(self, ranked: Ranked, need: int) -> int:
-        """GPUs of the running jobs ranked after ``ranked``, counted up to ``need`` at most."""
-        total = 0
-        for entry, gpus in self._iter():
-            if entry <= ranked:
-                break
-            total += gpus
-            if total >= need:
-                break
-        return total
+            entries.append(entry)
+            total += entry[1]
+            held.append(total)
+            if entry[0] <= ranked:
+                return False
+            if total >= gpus:
+                return True
+        return False
 
     def first_failing(self, after: Ranked | None, deficit: int) -> tuple[Ranked, int] | None:
         """The highest ranked job after ``after`` whose lower ranked jobs hold fewer than
         ``deficit`` GPUs (the first running job that no longer fits), or None."""
-        below, found = 0, None
-        for entry in self._iter():
-            if below >= deficit or (after is not None and entry[0] <= after):
-                break
-            found = entry
-            below += entry[1]
-        return found
+        entries = self._entries
+        at = min(self._draw(deficit), len(entries) - 1)
+        if at < 0:
+            return None
+        if after is None or entries[at][0] > after:
+            return entries[at]
+        low, high = 0, at  # entries[low:] ... the first entry not ranked after `after`
+        while low < high:
+            mid = (low + high) // 2
+            if entries[mid][0] > after:
+                low = mid + 1
+            else:
+                high = mid
+        return entries[low - 1] if low else None
 
 
 class PriorityState:
@@ -266,21 +292,22 @@ class PriorityState:
         at: Ranked | None = None  # the walk's position: everything up to it is decided
         starts: list[JobId] = []
         dropped: list[JobId] = []
+        # each demand's first queued job after the walk's position, as [index, entry]
+        heads: dict[int, Ranked | None] = {gpus: b[0] for gpus, b in self._buckets.items() if b}
         while True:
             best = tail.first_failing(at, -slack) if slack < 0 else None
-            best_gpus, queued = (best[1], False) if best is not None else (0, False)
-            first = best[0] if best is not None else None
-            for gpus, bucket in self._buckets.items():
-                index = 0 if at is None else bucket.bisect_right(at)
-                if index >= len(bucket):
+            first, best_gpus, queued = (best[0], best[1], False) if best else (None, 0, False)
+            for gpus, head in heads.items():
+                entry = head
+                if at is not None and entry is not None and entry <= at:
+                    bucket = self._buckets[gpus]
+                    index = bucket.bisect_right(at)
+                    entry = heads[gpus] = bucket[index] if index < len(bucket) else None
+                if entry is None or (first is not None and entry > first):
                     continue
-                head = bucket[index]
-                if first is not None and head > first:
-                    continue
-                need = gpus - slack
-                if need > 0 and tail.after(head, need) < need:
+                if gpus > slack and not tail.holds_after(entry, gpus - slack):
                     continue  # no later job of this demand fits before the next change
-                first, best_gpus, queued = head, gpus, True
+                first, best_gpus, queued = entry, gpus, True
             if first is None:
                 break
             at = first
