@@ -26,6 +26,7 @@ submit order (:class:`~evalstop.core.ranking.PriorityState`, ``POL-9``) kept bes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -36,6 +37,7 @@ from evalstop.core.detectors import Detector
 from evalstop.core.gpus import first_fit
 from evalstop.core.model import JobId
 from evalstop.core.policy import PolicyState
+from evalstop.core.ranking import PriorityState
 
 __all__ = ["FairShare", "FairShareState", "fair_share", "fair_share_ranking"]
 
@@ -77,9 +79,7 @@ class FairShare:
 
     def start_run(self, total_gpus: int) -> PolicyState:
         """The active jobs of one run, kept for the fast engine (``POL-6``, ``FSH-4``)."""
-        from evalstop.core.policies import submit_order  # here: policies imports this module
-
-        return FairShareState(total_gpus, submit_order.start_run(total_gpus))
+        return FairShareState(total_gpus, PriorityState(_SUBMIT_ORDER, total_gpus))
 
     def __call__(self, view: ClusterView) -> Decision:
         return _decide(view.queued, view.running, view.total_gpus)
@@ -95,6 +95,28 @@ def _decide(queued: tuple[JobView, ...], running: tuple[JobView, ...], total: in
         start=tuple(job.job_id for job in ranked if job.job_id in picked and job.job_id in waiting),
         preempt=tuple(job.job_id for job in running if job.job_id not in picked),
     )
+
+
+def _submit_key(job: JobView, now: int) -> tuple[float, ...]:
+    return (job.submit_time, job.job_id)
+
+
+def _never(job: JobView, now: int) -> int | None:
+    return None  # the key reads only the view
+
+
+@attrs.frozen(slots=True)
+class _SubmitOrder:
+    """Preemptive first fit in submit order, as the ordered state reads a policy (``FSH-4``)."""
+
+    key: Callable[..., tuple[float, ...]] = _submit_key
+    preemptive: bool = True
+    reschedule_on_checkpoint: bool = False
+    moves_at: Callable[[JobView, int], int | None] | None = _never
+    falls_until: Callable[[JobView, int], int | None] | None = None
+
+
+_SUBMIT_ORDER = _SubmitOrder()
 
 
 class FairShareState:

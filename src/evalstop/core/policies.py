@@ -55,7 +55,6 @@ __all__ = [
     "loss_aware",
     "sjf_est",
     "srtf_est",
-    "submit_order",
 ]
 
 
@@ -244,12 +243,6 @@ las = PriorityPolicy(
     incremental=True,
     moves_at=_las_moves_at,
 )
-
-submit_order = PriorityPolicy(
-    "submit-order", _fifo_key, preemptive=True, incremental=True, moves_at=_never
-)
-"""Preemptive first fit in submit order: fair share's ranking while one tenant is active
-(``FSH-4``); not a registered base."""
 
 BasePolicy = PriorityPolicy | FairShare
 """What a base policy is: an order over job views, or the tenants' fair share."""

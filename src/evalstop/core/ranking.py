@@ -29,8 +29,8 @@ from __future__ import annotations
 import bisect
 import functools
 import heapq
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from sortedcontainers import SortedList
 
@@ -38,13 +38,30 @@ from evalstop.core.boundary import EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobId
 
-if TYPE_CHECKING:
-    from evalstop.core.policies import PriorityPolicy
-
-__all__ = ["PriorityState", "RunningTail"]
+__all__ = ["PriorityState", "RankingRule", "RunningTail"]
 
 Ranked = tuple[tuple[float, ...], JobId]
 _NOTHING = Decision()
+
+
+class RankingRule(Protocol):
+    """What :class:`PriorityState` reads of its policy (a
+    :class:`~evalstop.core.policies.PriorityPolicy` has each member)."""
+
+    @property
+    def key(self) -> Callable[..., tuple[float, ...]]: ...
+
+    @property
+    def preemptive(self) -> bool: ...
+
+    @property
+    def reschedule_on_checkpoint(self) -> bool: ...
+
+    @property
+    def moves_at(self) -> Callable[[JobView, int], int | None] | None: ...
+
+    @property
+    def falls_until(self) -> Callable[[JobView, int], int | None] | None: ...
 
 
 class RunningTail:
@@ -115,7 +132,8 @@ class RunningTail:
 
 
 class PriorityState:
-    """One run's ordered view of the active jobs for a :class:`PriorityPolicy`."""
+    """One run's ordered view of the active jobs for a policy ranked by a key
+    (:class:`~evalstop.core.policies.PriorityPolicy`)."""
 
     __slots__ = (
         "_buckets",
@@ -135,7 +153,7 @@ class PriorityState:
         "_total",
     )
 
-    def __init__(self, policy: PriorityPolicy, total_gpus: int) -> None:
+    def __init__(self, policy: RankingRule, total_gpus: int) -> None:
         self._policy = policy
         self._total = total_gpus
         self._buckets: dict[int, SortedList[Ranked]] = {}
