@@ -27,9 +27,10 @@ from evalstop.engine.arrivals import Arrivals, QueueItem
 from evalstop.engine.collector import engine_only, paused
 from evalstop.engine.errors import EngineError
 from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
-from evalstop.engine.record import JobRecord, materialize, validate
+from evalstop.engine.record import JobRecord, materialize, placed
 from evalstop.engine.simulator import check_policy
 from evalstop.engine.state import JobStatus, SimState, World, check_invariants
+from evalstop.engine.validate import validate
 
 __all__ = ["FastSimulator"]
 
@@ -313,7 +314,7 @@ class FastSimulator:
                         f"{self.world.policy.name}: at t={self._now} its PolicyState decided "
                         f"{decision}, the policy {plain} on the same cluster (POL-6)"
                     )
-        validate(decision, self._active, self._free)
+        validate(decision, self._active, self._free, placed)
         return decision
 
     def _cluster(self, kind: EventKind, changed: JobView | None) -> ClusterView:
