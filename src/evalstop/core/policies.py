@@ -37,11 +37,12 @@ import attrs
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import Detector
+from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.core.fairshare import FairShare, fair_share
 from evalstop.core.gpus import first_fit
-from evalstop.core.policy import PolicyState
+from evalstop.core.policy import Policy, PolicyState
 from evalstop.core.ranking import PriorityState
+from evalstop.core.wrapper import EvalStop
 
 __all__ = [
     "BASE_POLICIES",
@@ -52,6 +53,7 @@ __all__ = [
     "fair_share",
     "fifo",
     "las",
+    "library_only",
     "loss_aware",
     "sjf_est",
     "srtf_est",
@@ -246,6 +248,20 @@ las = PriorityPolicy(
 
 BasePolicy = PriorityPolicy | FairShare
 """What a base policy is: an order over job views, or the tenants' fair share."""
+
+_OWN_BASES = (fifo, sjf_est, srtf_est, loss_aware, las)
+
+
+def library_only(policy: Policy) -> bool:
+    """Whether a run of ``policy`` executes no code but the library's (``ENG-19``): one of the
+    built-in priority bases itself, alone or wrapped once by :class:`EvalStop`, with no
+    detector or the one built-in decline rule."""
+    base = policy.base if type(policy) is EvalStop else policy
+    if not any(base is own for own in _OWN_BASES):
+        return False
+    detectors = policy.detectors
+    return not detectors or (len(detectors) == 1 and type(detectors[0]) is DeclineDetector)
+
 
 BASE_POLICIES: dict[str, BasePolicy] = {
     policy.name: policy for policy in (fifo, sjf_est, srtf_est, loss_aware, las, fair_share)
