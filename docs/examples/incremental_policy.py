@@ -17,11 +17,9 @@ from evalstop import (
     EngineError,
     EventKind,
     JobView,
-    WorkloadConfig,
     evalstop,
-    generate,
-    simulate,
 )
+from evalstop.sim import WorkloadConfig, generate, simulate
 
 
 @attrs.frozen
