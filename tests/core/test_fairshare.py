@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import cluster_view, job_view, log_lines, make_job, simulate
+from evalstop.core import fairshare
 from evalstop.core.boundary import EventKind
+from evalstop.core.decision import Decision
 from evalstop.core.fairshare import fair_share, fair_share_ranking
 from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
@@ -75,3 +80,71 @@ def test_fsh3_composes_with_evalstop_and_sees_tenants_in_a_simulation() -> None:
 
 def _with_tenant(job: Job, tenant: str) -> Job:
     return Job(attrs.evolve(job.spec, tenant=tenant), job.truth, job.observations)
+
+
+def test_fsh4_one_tenant_decides_in_submit_order_without_ranking_everyone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FSH-4: 1,000 running jobs of one tenant fill the cluster and a 2-GPU job of the same
+    tenant arrives: the state's decision is the policy's (nothing moves: it ranks last), taken
+    without ranking every active job; a second tenant's job sends it back to the ranking,
+    and once that tenant is gone it leaves it again."""
+    running = [job_view(i, submit=i, running_since=i) for i in range(1_000)]
+    state = fair_share.start_run(1_000)
+    for view in running:
+        state.started(view)
+    late = job_view(5_000, submit=2_000, gpus=2)
+    other = job_view(6_000, submit=2_001, tenant="b")
+    state.queued(late)
+    cluster = cluster_view(total=1_000, running=running, queued=[late], time=2_000)
+    ranked: list[int] = []
+    original = fairshare.FairShareState._walk
+
+    def counting(self: fairshare.FairShareState) -> Decision:
+        ranked.append(1)
+        return original(self)
+
+    monkeypatch.setattr(fairshare.FairShareState, "_walk", counting)
+    assert state.decide(2_000, 0, EventKind.ARRIVAL, None) == fair_share(cluster) == Decision()
+    state.queued(other)
+    cluster = attrs.evolve(cluster, queued=(late, other))
+    expected = fair_share(cluster)
+    assert expected.start == (6_000,) and expected.preempt == (999,)
+    ranked.clear()
+    assert state.decide(2_001, 0, EventKind.ARRIVAL, None) == expected and ranked == [1]
+    state.ended(6_000)
+    ranked.clear()
+    assert state.decide(2_002, 0, EventKind.ARRIVAL, None) == Decision() and ranked == []
+
+
+def test_fsh4_several_tenants_read_the_ranking_only_as_far_as_it_can_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FSH-4: tenants a and b run five 1-GPU jobs each on 10 GPUs and queue 500 each; a job
+    of a new tenant c arrives: the decision (the policy's: c's job starts, b's latest running
+    job is preempted) reads the ranking only up to the last running job and c's job."""
+    running = [job_view(i, submit=i, tenant=t, running_since=100) for i in range(5) for t in "ab"]
+    running = [attrs.evolve(v, job_id=v.job_id * 2 + (v.tenant == "b")) for v in running]
+    queued = [job_view(1_000 + i, submit=10 + i, tenant=t) for i in range(500) for t in "ab"]
+    queued = [attrs.evolve(v, job_id=v.job_id * 2 + (v.tenant == "b")) for v in queued]
+    new = job_view(9_999, submit=600, tenant="c")
+    state = fair_share.start_run(10)
+    for view in running:
+        state.started(view)
+    for view in [*queued, new]:
+        state.queued(view)
+    read: list[int] = []
+    original = fairshare.FairShareState._ranking
+
+    def counting(self: fairshare.FairShareState) -> Iterator[tuple[int, int, int]]:
+        for entry in original(self):
+            read.append(entry[2])
+            yield entry
+
+    monkeypatch.setattr(fairshare.FairShareState, "_ranking", counting)
+    decided = state.decide(600, 0, EventKind.ARRIVAL, None)
+    queued_order = sorted([*queued, new], key=lambda v: (v.submit_time, v.job_id))
+    expected = fair_share(cluster_view(total=10, running=running, queued=queued_order, time=600))
+    assert decided == expected
+    assert decided.start == (9_999,) and decided.preempt == (9,)
+    assert len(read) <= 13

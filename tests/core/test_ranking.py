@@ -1,10 +1,14 @@
-"""POL-6, POL-7: a built-in policy's ordered state decides exactly what the policy decides on
-the cluster view of the same jobs, for any mix of queued and running jobs, also over a run of
-decisions where it keeps the running jobs ordered between them."""
+"""POL-6, POL-7, POL-8, POL-9: a built-in policy's ordered state decides exactly what the
+policy decides on the cluster view of the same jobs, for any mix of queued and running jobs,
+also over a run of decisions where it keeps the running jobs ordered between them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +16,9 @@ from builders import examples, job_view
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobKind
-from evalstop.core.policies import BASE_POLICIES, PriorityPolicy, las, loss_aware
+from evalstop.core.policies import BASE_POLICIES, PriorityPolicy, las, loss_aware, srtf_est
 from evalstop.core.policy import PolicyState
+from evalstop.core.ranking import Ranked, RunningTail
 
 LOSS = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 2.0]))
 
@@ -180,3 +185,80 @@ def test_pol7_las_at_a_threshold_moves_at_the_next_one() -> None:
     view = job_view(1, gpus=1, running_since=0)
     moves = las.moves_at(view, 3_600) if las.moves_at is not None else None
     assert moves == 36_000
+
+
+@given(
+    job=clusters().filter(lambda c: bool(c.running)).map(lambda c: (c.running[0], c.time)),
+    later=st.integers(0, 80_000),
+)
+def test_pol8_srtf_key_falls_until_its_time(job: tuple[JobView, int], later: int) -> None:
+    """POL-8: while ``falls_until`` says so, srtf-est's key is its key at ``now`` with the
+    first part lowered by the time passed; otherwise it stays put until ``moves_at``."""
+    view, now = job
+    assert srtf_est.falls_until is not None and srtf_est.moves_at is not None
+    key = srtf_est.key(view, now=now)
+    until = srtf_est.falls_until(view, now)
+    if until is not None:
+        assert until > now
+        for t in (now, min(until, now + later), until):
+            assert srtf_est.key(view, now=t) == (key[0] - (t - now), *key[1:])
+        return
+    moves = srtf_est.moves_at(view, now)
+    for t in (now, now + later):
+        if moves is None or t < moves:
+            assert srtf_est.key(view, now=t) == key
+
+
+def test_pol8_srtf_waits_out_its_overhead_then_falls_to_zero() -> None:
+    """POL-8, ENG-11: 100 s estimated, 10 s done, resumed at 20 with its overhead until 50: the
+    key stays 90 until 50, then falls to 0 at 140, where it stays."""
+    view = job_view(1, estimate=100, service=10, running_since=50)
+    assert srtf_est.moves_at is not None and srtf_est.falls_until is not None
+    assert (srtf_est.moves_at(view, 20), srtf_est.falls_until(view, 20)) == (50, None)
+    assert srtf_est.falls_until(view, 50) == 140
+    assert [srtf_est.key(view, now=t)[0] for t in (20, 50, 100, 140, 500)] == [90, 90, 40, 0, 0]
+    assert (srtf_est.moves_at(view, 140), srtf_est.falls_until(view, 140)) == (None, None)
+
+
+def _full_cluster(policy: PriorityPolicy, running: int) -> tuple[PolicyState, ClusterView]:
+    """``running`` 1-GPU jobs filling the cluster (estimates 1,000 s + id; under las past its
+    first threshold, under loss-aware with no loss drop), and a decision."""
+    service = 4_000 if policy is las else 0
+    losses: dict[str, Any] = {"first_loss": 1.0, "previous_loss": 1.0, "last_loss": 1.0}
+    views = [
+        job_view(i, estimate=1_000 + i, running_since=0, service=service, **losses)
+        for i in range(running)
+    ]
+    state = policy.start_run(running)
+    assert state is not None
+    for view in views:
+        state.started(view)
+    cluster = ClusterView(10, running, 0, (), tuple(views), EventKind.ARRIVAL)
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == policy(cluster) == Decision()
+    return state, cluster
+
+
+@pytest.mark.parametrize("policy", [srtf_est, las, loss_aware], ids=lambda p: p.name)
+def test_pol9_a_preemptive_decision_reads_running_jobs_from_the_bottom(
+    policy: PriorityPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """POL-9: 2,000 running 1-GPU jobs fill the cluster; a 2-GPU job that ranks first arrives:
+    the decision (the policy's) starts it and preempts the two lowest ranked, having read only
+    a few running jobs from the bottom of their order."""
+    state, cluster = _full_cluster(policy, 2_000)
+    tails: list[RunningTail] = []
+    original = RunningTail.__init__
+
+    def record(self: RunningTail, source: Iterator[tuple[Ranked, int]]) -> None:
+        original(self, source)
+        tails.append(self)
+
+    monkeypatch.setattr(RunningTail, "__init__", record)
+    losses: dict[str, Any] = {"first_loss": 1.0, "previous_loss": 9.0, "last_loss": 0.0}
+    new = job_view(9_999, gpus=2, estimate=1, submit=10, **losses)
+    state.queued(new)
+    decided = state.decide(20, 0, EventKind.ARRIVAL, None)
+    expected = policy(attrs.evolve(cluster, time=20, queued=(new,)))
+    assert decided == expected
+    assert decided.start == (9_999,) and len(decided.preempt) == 2
+    assert len(tails) == 1 and len(tails[0]._entries) <= 4

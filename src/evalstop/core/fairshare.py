@@ -17,14 +17,21 @@ evenly, as far as whole jobs allow. With one tenant it is preemptive FIFO with b
 It re-plans at arrivals and completions; a checkpoint changes no rank.
 
 For the fast engine (``POL-6``) :class:`FairShareState` keeps the active jobs between events
-and decides on them with the same ranking, without a :class:`ClusterView` being built.
+and decides on them with the same ranking, without a :class:`ClusterView` being built. While
+every active job belongs to one tenant (a synthetic workload, a single-team cluster) the
+ranking is submit order, and the state decides through an ordered state of preemptive
+submit order (:class:`~evalstop.core.ranking.PriorityState`, ``POL-9``) kept beside it
+(``FSH-4``); with several tenants it ranks every active job at each decision.
 """
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
+from sortedcontainers import SortedList
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
@@ -32,6 +39,7 @@ from evalstop.core.detectors import Detector
 from evalstop.core.gpus import first_fit
 from evalstop.core.model import JobId
 from evalstop.core.policy import PolicyState
+from evalstop.core.ranking import PriorityState
 
 __all__ = ["FairShare", "FairShareState", "fair_share", "fair_share_ranking"]
 
@@ -72,8 +80,8 @@ class FairShare:
         return cause is not EventKind.CHECKPOINT
 
     def start_run(self, total_gpus: int) -> PolicyState:
-        """The active jobs of one run, kept for the fast engine (``POL-6``)."""
-        return FairShareState(total_gpus)
+        """The active jobs of one run, kept for the fast engine (``POL-6``, ``FSH-4``)."""
+        return FairShareState(total_gpus, PriorityState(_SUBMIT_ORDER, total_gpus))
 
     def __call__(self, view: ClusterView) -> Decision:
         return _decide(view.queued, view.running, view.total_gpus)
@@ -91,40 +99,158 @@ def _decide(queued: tuple[JobView, ...], running: tuple[JobView, ...], total: in
     )
 
 
+def _submit_key(job: JobView, now: int) -> tuple[float, ...]:
+    return (job.submit_time, job.job_id)
+
+
+def _never(job: JobView, now: int) -> int | None:
+    return None  # the key reads only the view
+
+
+@attrs.frozen(slots=True)
+class _SubmitOrder:
+    """Preemptive first fit in submit order, as the ordered state reads a policy (``FSH-4``)."""
+
+    key: Callable[..., tuple[float, ...]] = _submit_key
+    preemptive: bool = True
+    reschedule_on_checkpoint: bool = False
+    moves_at: Callable[[JobView, int], int | None] | None = _never
+    falls_until: Callable[[JobView, int], int | None] | None = None
+
+
+_SUBMIT_ORDER = _SubmitOrder()
+
+
 class FairShareState:
-    """The queued (arrival order) and running (start order) jobs of one run (``POL-6``)."""
+    """The queued (arrival order) and running (start order) jobs of one run (``POL-6``), each
+    tenant's active jobs in submit order, and their order as one tenant's (``FSH-4``)."""
 
-    __slots__ = ("_queued", "_running", "_total")
+    __slots__ = ("_demands", "_one", "_queued", "_running", "_running_gpus", "_tenants", "_total")
 
-    def __init__(self, total_gpus: int) -> None:
+    def __init__(self, total_gpus: int, one_tenant: PolicyState | None) -> None:
         self._total = total_gpus
         self._queued: dict[JobId, JobView] = {}
         self._running: dict[JobId, JobView] = {}
+        self._running_gpus = 0
+        self._demands: dict[int, int] = {}  # queued jobs per GPU demand
+        self._tenants: dict[str, SortedList[tuple[int, JobId]]] = {}  # (submit, id) each
+        self._one = one_tenant  # preemptive submit order over the same jobs
 
     @property
     def checkpoint_views(self) -> bool:
         return False
 
+    def _join(self, job: JobView) -> None:
+        jobs = self._tenants.get(job.tenant)
+        if jobs is None:
+            jobs = self._tenants[job.tenant] = SortedList()
+        jobs.add((job.submit_time, job.job_id))
+
+    def _count(self, gpus: int, change: int) -> None:
+        left = self._demands.get(gpus, 0) + change
+        if left:
+            self._demands[gpus] = left
+        else:
+            del self._demands[gpus]
+
     def queued(self, job: JobView) -> None:
-        self._running.pop(job.job_id, None)
-        self._queued[job.job_id] = job
+        job_id = job.job_id
+        was = self._running.pop(job_id, None)
+        if was is not None:
+            self._running_gpus -= was.gpus
+        elif job_id not in self._queued:
+            self._join(job)
+        if job_id not in self._queued:
+            self._count(job.gpus, 1)
+        self._queued[job_id] = job
+        if self._one is not None:
+            self._one.queued(job)
 
     def started(self, job: JobView) -> None:
-        self._queued.pop(job.job_id, None)
-        self._running[job.job_id] = job
+        job_id = job.job_id
+        if self._queued.pop(job_id, None) is not None:
+            self._count(job.gpus, -1)
+        elif job_id not in self._running:
+            self._join(job)
+        if job_id not in self._running:
+            self._running_gpus += job.gpus
+        self._running[job_id] = job
+        if self._one is not None:
+            self._one.started(job)
 
     def reported(self, job: JobView) -> None:
         if job.job_id in self._running:
             self._running[job.job_id] = job
 
     def ended(self, job_id: JobId) -> None:
-        self._queued.pop(job_id, None)
-        self._running.pop(job_id, None)
+        job = self._queued.pop(job_id, None)
+        if job is not None:
+            self._count(job.gpus, -1)
+        else:
+            job = self._running.pop(job_id, None)
+            if job is None:
+                return
+            self._running_gpus -= job.gpus
+        jobs = self._tenants[job.tenant]
+        jobs.remove((job.submit_time, job_id))
+        if not jobs:
+            del self._tenants[job.tenant]
+        if self._one is not None:
+            self._one.ended(job_id)
 
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
-        return _decide(tuple(self._queued.values()), tuple(self._running.values()), self._total)
+        if not self._queued:
+            return _NOTHING
+        if self._one is not None and len(self._tenants) <= 1:
+            # one tenant: the jobs it asked for before a job grow with submit order (every
+            # job asks for a GPU at least), so FSH-1's ranking is submit order (FSH-4)
+            return self._one.decide(time, free_gpus, cause, changed)
+        return self._walk()
+
+    def _ranking(self) -> Iterator[tuple[int, int, JobId]]:
+        """Every active job in FSH-1's order, merged from the tenants' submit orders."""
+
+        def tenant(jobs: SortedList[tuple[int, JobId]]) -> Iterator[tuple[int, int, JobId]]:
+            before = 0
+            for submit, job_id in jobs:
+                yield before, submit, job_id
+                view = self._queued.get(job_id) or self._running[job_id]
+                before += view.gpus
+
+        return heapq.merge(*(tenant(jobs) for jobs in self._tenants.values()))
+
+    def _walk(self) -> Decision:
+        """First fit of the ranking into the cluster (``FSH-1``), read only as far as it can
+        change something (``FSH-4``): past the last running job, only while a queued job's
+        demand still fits in the room left."""
+        slack = self._total - self._running_gpus  # room minus the running GPUs not reached
+        left = self._running_gpus
+        demands = dict(self._demands)  # queued jobs not reached yet, per demand
+        starts: list[JobId] = []
+        dropped: set[JobId] = set()
+        for _, _, job_id in self._ranking():
+            if not left and (not demands or min(demands) > slack):
+                break  # every running job placed; no queued job fits in what is left
+            view = self._queued.get(job_id)
+            if view is None:
+                gpus = self._running[job_id].gpus
+                left -= gpus
+                if slack + left < 0:
+                    dropped.add(job_id)
+                    slack += gpus
+            else:
+                if view.gpus <= slack + left:
+                    starts.append(job_id)
+                    slack -= view.gpus
+                count = demands[view.gpus] - 1  # reached: started or never (room only shrinks)
+                if count:
+                    demands[view.gpus] = count
+                else:
+                    del demands[view.gpus]
+        preempt = tuple(j for j in self._running if j in dropped) if dropped else ()
+        return Decision(start=tuple(starts), preempt=preempt)
 
 
 fair_share = FairShare()

@@ -40,7 +40,7 @@ from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.fairshare import FairShare, fair_share
 from evalstop.core.gpus import first_fit
-from evalstop.core.policy import PolicyState
+from evalstop.core.policy import Policy, PolicyState
 from evalstop.core.ranking import PriorityState
 
 __all__ = [
@@ -71,6 +71,14 @@ class MovesAt(Protocol):
     def __call__(self, job: JobView, now: int) -> int | None: ...
 
 
+class FallsUntil(Protocol):
+    """Until when a running job's key falls by one a second (``POL-8``): a time ``u > now``
+    with ``key(job, t) == (key(job, now)[0] - (t - now), *key(job, now)[1:])`` for every
+    ``t`` in ``[now, u]``, or None when it does not fall at ``now`` (the view unchanged)."""
+
+    def __call__(self, job: JobView, now: int) -> int | None: ...
+
+
 @attrs.frozen(slots=True)
 class PriorityPolicy:
     """Start jobs in the order of ``key`` (smallest first), first fit.
@@ -93,8 +101,11 @@ class PriorityPolicy:
         reschedule_on_checkpoint: re-plan at checkpoints too, where the key can move.
         incremental: let the fast engine keep the order between events (see above).
         moves_at: when a running job's key can next change (``POL-7``); with it the ordered
-            state keeps the running jobs sorted between decisions. None: re-rank them at
-            each preemptive decision.
+            state keeps the running jobs sorted between decisions. None (and no
+            ``falls_until``): re-rank them at each preemptive decision.
+        falls_until: until when a running job's key falls by one a second (``POL-8``); such
+            a key is kept ordered between decisions too, and ``moves_at`` then says when a
+            key that does not fall can next change.
     """
 
     name: str
@@ -103,6 +114,7 @@ class PriorityPolicy:
     reschedule_on_checkpoint: bool = False
     incremental: bool = False
     moves_at: MovesAt | None = attrs.field(default=None, eq=False)
+    falls_until: FallsUntil | None = attrs.field(default=None, eq=False)
 
     def start_run(self, total_gpus: int) -> PolicyState | None:
         """A fresh ordered state for one run (``POL-6``), or None unless ``incremental``."""
@@ -157,6 +169,22 @@ def _srtf_key(job: JobView, now: int) -> tuple[float, ...]:
     return (remaining if remaining > 0 else 0, job.submit_time, job.job_id)
 
 
+def _srtf_moves_at(job: JobView, now: int) -> int | None:
+    """Restoring its checkpoint (``ENG-11``) a job attains nothing: its key waits until then;
+    at 0 remaining it never moves again."""
+    since = job.running_since
+    return since if since is not None and now < since else None
+
+
+def _srtf_falls_until(job: JobView, now: int) -> int | None:
+    """Making progress, the remaining estimate falls by one a second until it reaches 0."""
+    since = job.running_since
+    if since is None or now < since:
+        return None
+    remaining = job.estimated_duration - job.service - (now - since)
+    return now + remaining if remaining > 0 else None
+
+
 def _loss_key(job: JobView, now: int) -> tuple[float, ...]:
     drop = job.recent_loss_drop()
     return (-math.inf if drop is None else -drop, job.submit_time, job.job_id)
@@ -191,7 +219,14 @@ def _las_moves_at(job: JobView, now: int) -> int | None:
 
 fifo = PriorityPolicy("fifo", _fifo_key, preemptive=False, incremental=True)
 sjf_est = PriorityPolicy("sjf-est", _sjf_key, preemptive=False, incremental=True)
-srtf_est = PriorityPolicy("srtf-est", _srtf_key, preemptive=True, incremental=True)
+srtf_est = PriorityPolicy(
+    "srtf-est",
+    _srtf_key,
+    preemptive=True,
+    incremental=True,
+    moves_at=_srtf_moves_at,
+    falls_until=_srtf_falls_until,
+)
 loss_aware = PriorityPolicy(
     "loss-aware",
     _loss_key,

@@ -2,21 +2,26 @@
 
 :class:`PriorityState` keeps the queued jobs in one ``SortedList`` per GPU demand, keyed by the
 policy's key (computed once, when a job joins the queue: the key of a queued job does not
-move), and the running jobs in start order. A decision is then exactly the policy's own
-(``POL-2``, ``POL-3``) without ranking a whole view:
+move), and the running jobs ordered by their key at the last decision. A decision is then
+exactly the policy's own (``POL-2``, ``POL-3``) without ranking a whole view:
 
 - first fit in key order is "repeatedly take the smallest key among the demands that still
   fit": a job skipped for lack of room never fits later, since the room only shrinks; so each
   start costs O(D log n) for D distinct demands;
 - a preemptive policy whose whole queue fits in the free GPUs starts it all in key order: the
   packing of every active job into the cluster then keeps every one of them;
-- otherwise the running jobs are ranked at the decision's time (their keys move as they
-  attain service) and merged with the queue; once they are all placed, the rest of the queue
-  is first-fitted by demand as above. A policy that says when a running job's key can next
-  move (``moves_at``, ``POL-7``) has its running jobs kept in a ``SortedList`` between
-  decisions, re-keyed only when they start, report, or reach that time (a heap of times); the
-  merge stops as soon as the queued jobs ranked before the running ones are placed and the
-  remaining running jobs fit.
+- otherwise the packing of every active job is walked from change to change (:meth:`_walk`,
+  ``POL-9``): between two changes every running job keeps its GPUs and every queued job stays
+  queued, so only the next queued job that fits at its turn (the head of a demand's list) and
+  the next running job that does not (found from the bottom of the running order) are looked
+  at; a decision costs O((changes + 1) x D log n), not O(running + queued).
+
+The running order is kept between decisions when the policy says how its keys move: a key
+that is constant until ``moves_at`` (``POL-7``) is kept as it is; a key whose first part falls
+by one a second until ``falls_until`` (``POL-8``, ``srtf-est``'s remaining estimate) is kept
+as that part plus the time of ranking, which does not move, and compared at a decision's time
+after subtracting it. A job is re-keyed only when it starts, reports, or reaches its time (a
+heap of times). A policy that says neither has its running jobs sorted at each decision.
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from __future__ import annotations
 import bisect
 import functools
 import heapq
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from sortedcontainers import SortedList
 
@@ -33,33 +38,122 @@ from evalstop.core.boundary import EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobId
 
-if TYPE_CHECKING:
-    from evalstop.core.policies import PriorityPolicy
-
-__all__ = ["PriorityState"]
+__all__ = ["PriorityState", "RankingRule", "RunningTail"]
 
 Ranked = tuple[tuple[float, ...], JobId]
 _NOTHING = Decision()
 
 
+class RankingRule(Protocol):
+    """What :class:`PriorityState` reads of its policy (a
+    :class:`~evalstop.core.policies.PriorityPolicy` has each member)."""
+
+    @property
+    def key(self) -> Callable[..., tuple[float, ...]]: ...
+
+    @property
+    def preemptive(self) -> bool: ...
+
+    @property
+    def reschedule_on_checkpoint(self) -> bool: ...
+
+    @property
+    def moves_at(self) -> Callable[[JobView, int], int | None] | None: ...
+
+    @property
+    def falls_until(self) -> Callable[[JobView, int], int | None] | None: ...
+
+
+class RunningTail:
+    """The running jobs of one decision from the lowest ranked up, read lazily (``POL-9``).
+
+    ``_entries`` are ``(ranked, gpus)`` in falling rank order and ``_held[i]`` the GPUs of
+    entries ``0..i``; only as many are drawn from the source as the questions asked need, so
+    each question costs O(log n) besides the entries it draws.
+    """
+
+    __slots__ = ("_entries", "_held", "_source")
+
+    def __init__(self, source: Iterator[tuple[Ranked, int]]) -> None:
+        self._source = source
+        self._entries: list[tuple[Ranked, int]] = []
+        self._held: list[int] = []
+
+    def _draw(self, gpus: int) -> int:
+        """Draw entries until they hold ``gpus`` GPUs or the source ends; the index of the
+        first entry at which they hold that many (``len`` if none)."""
+        held, entries = self._held, self._entries
+        total = held[-1] if held else 0
+        if total < gpus:
+            for entry in self._source:
+                entries.append(entry)
+                total += entry[1]
+                held.append(total)
+                if total >= gpus:
+                    return len(held) - 1
+            return len(held)
+        return bisect.bisect_left(held, gpus)
+
+    def holds_after(self, ranked: Ranked, gpus: int) -> bool:
+        """Whether the running jobs ranked after ``ranked`` hold at least ``gpus`` GPUs."""
+        held, entries = self._held, self._entries
+        if held and held[-1] >= gpus:
+            return entries[bisect.bisect_left(held, gpus)][0] > ranked
+        if entries and entries[-1][0] <= ranked:
+            return False  # every job not drawn yet ranks before it
+        total = held[-1] if held else 0
+        for entry in self._source:
+            entries.append(entry)
+            total += entry[1]
+            held.append(total)
+            if entry[0] <= ranked:
+                return False
+            if total >= gpus:
+                return True
+        return False
+
+    def first_failing(self, after: Ranked | None, deficit: int) -> tuple[Ranked, int] | None:
+        """The highest ranked job after ``after`` whose lower ranked jobs hold fewer than
+        ``deficit`` GPUs (the first running job that no longer fits), or None."""
+        entries = self._entries
+        at = min(self._draw(deficit), len(entries) - 1)
+        if at < 0:
+            return None
+        if after is None or entries[at][0] > after:
+            return entries[at]
+        low, high = 0, at  # entries[low:] ... the first entry not ranked after `after`
+        while low < high:
+            mid = (low + high) // 2
+            if entries[mid][0] > after:
+                low = mid + 1
+            else:
+                high = mid
+        return entries[low - 1] if low else None
+
+
 class PriorityState:
-    """One run's ordered view of the active jobs for a :class:`PriorityPolicy`."""
+    """One run's ordered view of the active jobs for a policy ranked by a key
+    (:class:`~evalstop.core.policies.PriorityPolicy`)."""
 
     __slots__ = (
         "_buckets",
         "_dirty",
+        "_fixed",
+        "_kept",
         "_moves",
-        "_order",
+        "_moving",
         "_policy",
         "_queued",
         "_queued_gpus",
         "_ranked",
         "_running",
         "_running_gpus",
+        "_seq",
+        "_started",
         "_total",
     )
 
-    def __init__(self, policy: PriorityPolicy, total_gpus: int) -> None:
+    def __init__(self, policy: RankingRule, total_gpus: int) -> None:
         self._policy = policy
         self._total = total_gpus
         self._buckets: dict[int, SortedList[Ranked]] = {}
@@ -67,9 +161,13 @@ class PriorityState:
         self._queued_gpus = 0
         self._running: dict[JobId, JobView] = {}
         self._running_gpus = 0
-        # POL-7 (only with policy.moves_at): running jobs in key order, as of the last decision
-        self._order: SortedList[Ranked] = SortedList()
-        self._ranked: dict[JobId, tuple[Ranked, int | None]] = {}  # key and when it may move
+        self._started: dict[JobId, int] = {}  # start order, for the order of preemptions
+        self._seq = 0
+        # POL-7, POL-8: running jobs in key order as of their ranking, kept between decisions
+        self._kept = policy.moves_at is not None or policy.falls_until is not None
+        self._fixed: SortedList[Ranked] = SortedList()  # keys constant until their time
+        self._moving: SortedList[Ranked] = SortedList()  # first part + time of ranking
+        self._ranked: dict[JobId, tuple[Ranked, bool, int | None]] = {}  # entry, moving, until
         self._dirty: set[JobId] = set()  # running jobs to (re-)key at the next decision
         self._moves: list[tuple[int, JobId]] = []  # (time its key may move, job), lazy
 
@@ -102,11 +200,13 @@ class PriorityState:
         self._unqueue(job.job_id)
         if job.job_id not in self._running:
             self._running_gpus += job.gpus
+            self._started[job.job_id] = self._seq
+            self._seq += 1
         self.reported(job)
 
     def reported(self, job: JobView) -> None:
         self._running[job.job_id] = job
-        if self._policy.moves_at is not None:
+        if self._kept:
             self._unrank(job.job_id)
             self._dirty.add(job.job_id)
 
@@ -118,41 +218,54 @@ class PriorityState:
         view = self._running.pop(job_id, None)
         if view is not None:
             self._running_gpus -= view.gpus
+            del self._started[job_id]
             self._unrank(job_id)
             self._dirty.discard(job_id)
 
     def _unrank(self, job_id: JobId) -> None:
         entry = self._ranked.pop(job_id, None)
         if entry is not None:
-            self._order.remove(entry[0])
+            (self._moving if entry[1] else self._fixed).remove(entry[0])
 
     def _rank(self, job_id: JobId, time: int) -> None:
-        moves_at = self._policy.moves_at
-        assert moves_at is not None
+        policy = self._policy
         view = self._running[job_id]
-        ranked = (self._policy.key(view, now=time), job_id)
-        moves = moves_at(view, time)
-        self._ranked[job_id] = (ranked, moves)
-        self._order.add(ranked)
-        if moves is not None:
-            heapq.heappush(self._moves, (moves, job_id))
+        key = policy.key(view, now=time)
+        until = policy.falls_until(view, time) if policy.falls_until is not None else None
+        moving = until is not None
+        if moving:  # POL-8: key(view, t)[0] == key[0] - (t - time) until `until`
+            entry: Ranked = ((key[0] + time, *key[1:]), job_id)
+            self._moving.add(entry)
+        else:
+            entry = (key, job_id)
+            self._fixed.add(entry)
+            until = policy.moves_at(view, time) if policy.moves_at is not None else None
+        self._ranked[job_id] = (entry, moving, until)
+        if until is not None:
+            heapq.heappush(self._moves, (until, job_id))
 
-    def _running_order(self, time: int) -> SortedList[Ranked] | list[Ranked]:
-        """The running jobs ranked at ``time`` (decisions come in time order)."""
-        if self._policy.moves_at is None:
+    def _tail(self, time: int) -> RunningTail:
+        """The running jobs ranked at ``time``, lowest first (decisions come in time order)."""
+        running = self._running
+        if not self._kept:
             key = functools.partial(self._policy.key, now=time)
-            return sorted((key(view), job_id) for job_id, view in self._running.items())
+            ranked = sorted(((key(view), j) for j, view in running.items()), reverse=True)
+            return RunningTail((r, running[r[1]].gpus) for r in ranked)
         for job_id in self._dirty:
             self._rank(job_id, time)
         self._dirty.clear()
-        moves, ranked = self._moves, self._ranked
+        moves, kept = self._moves, self._ranked
         while moves and moves[0][0] <= time:
             when, job_id = heapq.heappop(moves)
-            entry = ranked.get(job_id)
-            if entry is not None and entry[1] == when:  # else an older entry: skip
+            entry = kept.get(job_id)
+            if entry is not None and entry[2] == when:  # else an older entry: skip
                 self._unrank(job_id)
                 self._rank(job_id, time)
-        return self._order
+        fixed: Iterator[Ranked] = reversed(self._fixed)
+        if self._moving:
+            moving = (((k[0] - time, *k[1:]), j) for k, j in reversed(self._moving))
+            fixed = heapq.merge(fixed, moving, reverse=True)
+        return RunningTail((r, running[r[1]].gpus) for r in fixed)
 
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
@@ -162,17 +275,16 @@ class PriorityState:
         if not self._policy.preemptive:
             if free_gpus == 0:
                 return _NOTHING
-            return Decision(start=tuple(self._fit(free_gpus, None)))
+            return Decision(start=tuple(self._fit(free_gpus)))
         if self._queued_gpus <= free_gpus:
             return Decision(start=tuple(j for _, j in sorted(r for r, _ in self._queued.values())))
-        return self._rank_all(time)
+        if not self._running:
+            return Decision(start=tuple(self._fit(self._total)))
+        return self._walk(time)
 
-    def _fit(self, room: int, after: Ranked | None) -> Iterator[JobId]:
-        """First fit of the queued jobs ranked after ``after`` into ``room`` GPUs."""
-        heads = {
-            gpus: bisect.bisect_right(bucket, after) if after is not None else 0
-            for gpus, bucket in self._buckets.items()
-        }
+    def _fit(self, room: int) -> Iterator[JobId]:
+        """First fit of the queued jobs into ``room`` GPUs."""
+        heads = dict.fromkeys(self._buckets, 0)
         while True:
             best: Ranked | None = None
             best_gpus = 0
@@ -187,35 +299,41 @@ class PriorityState:
             room -= best_gpus
             yield best[1]
 
-    def _rank_all(self, time: int) -> Decision:
-        """Rank queued and running jobs together and first-fit them into the cluster."""
-        if not self._running:
-            return Decision(start=tuple(self._fit(self._total, None)))
-        running = self._running_order(time)
-        last = running[-1]
-        # the queued jobs that rank before some running job, smallest last
-        queue = sorted(
-            (r for b in self._buckets.values() for r in b.islice(0, b.bisect_left(last))),
-            reverse=True,
-        )
-        room, rest = self._total, self._running_gpus  # rest: GPUs of running jobs not placed
+    def _walk(self, time: int) -> Decision:
+        """First fit of every active job, in key order, into the whole cluster (``POL-3``),
+        from change to change (``POL-9``). ``slack`` is the room at the walk's position minus
+        the GPUs of the running jobs not reached yet: a running job keeps its GPUs when the
+        jobs ranked after it hold at least ``-slack``; a queued job of ``d`` GPUs starts when
+        they hold at least ``d - slack``."""
+        tail = self._tail(time)
+        slack = self._total - self._running_gpus
+        at: Ranked | None = None  # the walk's position: everything up to it is decided
         starts: list[JobId] = []
-        dropped: set[JobId] = set()
-        for ranked in running:
-            if not queue and rest <= room:
-                break  # no queued job ranks before the rest, and they all fit: all kept
-            while queue and queue[-1] < ranked:
-                head = queue.pop()
-                gpus = self._queued[head[1]][1]
-                if gpus <= room:
-                    starts.append(head[1])
-                    room -= gpus
-            gpus = self._running[ranked[1]].gpus
-            rest -= gpus
-            if gpus <= room:
-                room -= gpus
+        dropped: list[JobId] = []
+        # each demand's first queued job after the walk's position, as [index, entry]
+        heads: dict[int, Ranked | None] = {gpus: b[0] for gpus, b in self._buckets.items() if b}
+        while True:
+            best = tail.first_failing(at, -slack) if slack < 0 else None
+            first, best_gpus, queued = (best[0], best[1], False) if best else (None, 0, False)
+            for gpus, head in heads.items():
+                entry = head
+                if at is not None and entry is not None and entry <= at:
+                    bucket = self._buckets[gpus]
+                    index = bucket.bisect_right(at)
+                    entry = heads[gpus] = bucket[index] if index < len(bucket) else None
+                if entry is None or (first is not None and entry > first):
+                    continue
+                if gpus > slack and not tail.holds_after(entry, gpus - slack):
+                    continue  # no later job of this demand fits before the next change
+                first, best_gpus, queued = entry, gpus, True
+            if first is None:
+                break
+            at = first
+            if queued:
+                starts.append(first[1])
+                slack -= best_gpus
             else:
-                dropped.add(ranked[1])
-        starts.extend(self._fit(room - rest, last))
-        preempt = tuple(j for j in self._running if j in dropped) if dropped else ()
-        return Decision(start=tuple(starts), preempt=preempt)
+                dropped.append(first[1])
+                slack += best_gpus
+        dropped.sort(key=self._started.__getitem__)
+        return Decision(start=tuple(starts), preempt=tuple(dropped))

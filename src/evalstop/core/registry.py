@@ -34,7 +34,15 @@ from evalstop.core.errors import UnknownNameError
 from evalstop.core.folds import DeclineFold, decline_folder
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.noise_fold import NoiseFold, noise_folder
-from evalstop.core.policies import BASE_POLICIES, BasePolicy
+from evalstop.core.policies import (
+    BASE_POLICIES,
+    BasePolicy,
+    fifo,
+    las,
+    loss_aware,
+    sjf_est,
+    srtf_est,
+)
 from evalstop.core.policy import Policy
 from evalstop.core.wrapper import EvalStop, evalstop
 
@@ -51,6 +59,7 @@ __all__ = [
     "base_of",
     "base_policy",
     "in_place",
+    "library_only",
     "make_detector",
     "make_policy",
     "never_fires",
@@ -189,6 +198,21 @@ def alone(detectors: tuple[Detector[Any], ...]) -> InPlace | None:
     """:func:`in_place` of the only detector of ``detectors``; None for none or several: the
     one test of "a built-in rule alone" (``ENG-17``, ``ENG-19``)."""
     return in_place(detectors[0]) if len(detectors) == 1 else None
+
+
+_OWN_BASES = (fifo, sjf_est, srtf_est, loss_aware, las)
+
+
+def library_only(policy: Policy) -> bool:
+    """Whether a run of ``policy`` executes no code but the library's (``ENG-19``): one of the
+    built-in priority bases itself, alone or wrapped once by :class:`EvalStop`, with no
+    detector or one built-in rule alone that folds in place (:func:`alone`: the decline rule,
+    the noise-aware rule). The engine asks this; it names no policy itself."""
+    base = base_of(policy)
+    if not any(base is own for own in _OWN_BASES):
+        return False
+    detectors = policy.detectors
+    return not detectors or alone(detectors) is not None
 
 
 def base_policy(name: str) -> BasePolicy:

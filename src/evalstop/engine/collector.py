@@ -13,25 +13,16 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from evalstop.core.policies import fifo, las, loss_aware, sjf_est, srtf_est
 from evalstop.core.policy import Policy
-from evalstop.core.registry import alone, base_of
+from evalstop.core.registry import library_only
 
 __all__ = ["engine_only", "paused"]
 
-_OWN_BASES = (fifo, sjf_est, srtf_est, loss_aware, las)
-
 
 def engine_only(policy: Policy) -> bool:
-    """Whether a run of ``policy`` executes no code but the library's (``ENG-19``): one of the
-    built-in priority bases itself, alone or wrapped once by :class:`EvalStop`, with no
-    detector or one built-in rule alone that folds in place (``alone``: the decline rule, the
-    noise-aware rule)."""
-    base = base_of(policy)
-    if not any(base is own for own in _OWN_BASES):
-        return False
-    detectors = policy.detectors
-    return not detectors or alone(detectors) is not None
+    """Whether a run of ``policy`` executes no code but the library's (``ENG-19``): the core
+    says (:func:`~evalstop.core.registry.library_only`); the engine names no policy."""
+    return library_only(policy)
 
 
 @contextmanager

@@ -28,9 +28,10 @@ from evalstop.engine.arrivals import Arrivals, QueueItem
 from evalstop.engine.collector import engine_only, paused
 from evalstop.engine.errors import EngineError
 from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
-from evalstop.engine.record import JobRecord, materialize, validate
+from evalstop.engine.record import JobRecord, materialize, placed
 from evalstop.engine.simulator import check_policy
 from evalstop.engine.state import JobStatus, SimState, World, check_invariants
+from evalstop.engine.validate import validate
 
 __all__ = ["FastSimulator"]
 
@@ -304,25 +305,32 @@ class FastSimulator:
 
     def _decide(self, kind: EventKind, changed: JobView | None) -> Decision:
         state = self._policy_state
-        if state is not None:
-            decision = state.decide(self._now, self._free, kind, changed)
+        if state is None:
+            decision = self.world.policy(self._cluster(kind, changed))
         else:
-            active, running = self._active, self._running
-            queued = sorted(
-                (r.job.spec.submit_time, j) for j, r in active.items() if j not in running
-            )
-            cluster = ClusterView(
-                time=self._now,
-                total_gpus=self._total,
-                free_gpus=self._free,
-                queued=tuple([active[j].view() for _, j in queued]),
-                running=tuple([active[j].view() for j in running]),
-                cause=kind,
-                changed=() if changed is None else (changed,),
-            )
-            decision = self.world.policy(cluster)
-        validate(decision, self._active, self._free)
+            decision = state.decide(self._now, self._free, kind, changed)
+            if self._check:  # the state against the policy itself (POL-6, ENG-15)
+                plain = self.world.policy(self._cluster(kind, changed))
+                if plain != decision:
+                    raise EngineError(
+                        f"{self.world.policy.name}: at t={self._now} its PolicyState decided "
+                        f"{decision}, the policy {plain} on the same cluster (POL-6)"
+                    )
+        validate(decision, self._active, self._free, placed)
         return decision
+
+    def _cluster(self, kind: EventKind, changed: JobView | None) -> ClusterView:
+        active, running = self._active, self._running
+        queued = sorted((r.job.spec.submit_time, j) for j, r in active.items() if j not in running)
+        return ClusterView(
+            time=self._now,
+            total_gpus=self._total,
+            free_gpus=self._free,
+            queued=tuple([active[j].view() for _, j in queued]),
+            running=tuple([active[j].view() for j in running]),
+            cause=kind,
+            changed=() if changed is None else (changed,),
+        )
 
     def _apply(self, decision: Decision) -> None:
         """Stops, then preemptions, then starts (the phases of ``step``)."""

@@ -14,14 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalstop.core.boundary import CheckpointView, JobView, Verdict
-from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector, Watch, observe, verdict_of
 from evalstop.core.model import Job, JobId, Observation
 from evalstop.core.registry import InPlace, alone
-from evalstop.engine.errors import InvalidDecisionError
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
-__all__ = ["JobRecord", "materialize", "validate"]
+__all__ = ["JobRecord", "materialize", "placed"]
 
 
 class JobRecord:
@@ -207,29 +205,7 @@ def materialize(
     )
 
 
-def validate(decision: Decision, active: Mapping[JobId, JobRecord], free: int) -> None:
-    """``ENG-8``, as ``step._validate``: raise :class:`InvalidDecisionError` unless the whole
-    decision can be applied. O(jobs named by the decision)."""
-    if not (decision.start or decision.preempt or decision.stop):
-        return
-    named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
-    if len(named) != len(set(named)):
-        raise InvalidDecisionError(f"a job is named twice in {decision}")
-
-    def record_of(job_id: JobId, running: bool | None, verb: str, state: str) -> JobRecord:
-        record = active.get(job_id)
-        if record is None or (running is not None and (record.since is not None) != running):
-            raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
-        return record
-
-    freed = 0
-    for order in decision.stop:
-        record = record_of(order.job_id, None, "stop", "active")
-        freed += record.gpus if record.since is not None else 0
-    for job_id in decision.preempt:
-        freed += record_of(job_id, True, "preempt", "running").gpus
-    wanted = sum(record_of(j, False, "start", "queued").gpus for j in decision.start)
-    if wanted > free + freed:
-        raise InvalidDecisionError(
-            f"starts need {wanted} GPUs but only {free + freed} would be free"
-        )
+def placed(record: JobRecord) -> tuple[int, bool]:
+    """A record's GPUs and whether it runs, as :func:`~evalstop.engine.validate.validate`
+    reads them."""
+    return record.gpus, record.since is not None

@@ -29,10 +29,11 @@ from evalstop.core.decision import Decision
 from evalstop.core.detectors import observe, start_watch, verdict_of
 from evalstop.core.gpus import allocate, release
 from evalstop.core.model import Job, JobId
-from evalstop.engine.errors import EngineError, InvalidDecisionError
+from evalstop.engine.errors import EngineError
 from evalstop.engine.events import Event
 from evalstop.engine.log import LogKind, LogRecord
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState, Transition, World
+from evalstop.engine.validate import validate
 
 __all__ = ["step"]
 
@@ -196,7 +197,7 @@ def _consult_policy(world: World, draft: _Draft, event: Event) -> Decision:
         changed=() if changed_view is None else (changed_view,),
     )
     decision = world.policy(cluster)
-    _validate(decision, active, draft.free)
+    validate(decision, active, draft.free, _placed)
     return decision
 
 
@@ -268,33 +269,5 @@ def _apply_starts(world: World, draft: _Draft, decision: Decision) -> None:
         )
 
 
-def _validate(decision: Decision, active: Mapping[JobId, ActiveJob], free: int) -> None:
-    """Raise :class:`InvalidDecisionError` unless ``decision`` can be applied whole (``ENG-8``).
-
-    O(jobs named by the decision): each is looked up in the active map.
-    """
-    if not (decision.start or decision.preempt or decision.stop):
-        return
-    named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
-    if len(named) != len(set(named)):
-        raise InvalidDecisionError(f"a job is named twice in {decision}")
-
-    def view_of(job_id: JobId, running: bool | None, verb: str, state: str) -> JobView:
-        entry = active.get(job_id)
-        if entry is None or (
-            running is not None and (entry.view.running_since is not None) != running
-        ):
-            raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
-        return entry.view
-
-    freed = 0
-    for order in decision.stop:
-        view = view_of(order.job_id, None, "stop", "active")
-        freed += view.gpus if view.running_since is not None else 0
-    for job_id in decision.preempt:
-        freed += view_of(job_id, True, "preempt", "running").gpus
-    wanted = sum(view_of(job_id, False, "start", "queued").gpus for job_id in decision.start)
-    if wanted > free + freed:
-        raise InvalidDecisionError(
-            f"starts need {wanted} GPUs but only {free + freed} would be free"
-        )
+def _placed(entry: ActiveJob) -> tuple[int, bool]:
+    return entry.view.gpus, entry.view.running_since is not None
