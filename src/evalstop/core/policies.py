@@ -40,7 +40,7 @@ from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.fairshare import FairShare, fair_share
 from evalstop.core.gpus import first_fit
-from evalstop.core.policy import Policy, PolicyState
+from evalstop.core.policy import PolicyState
 from evalstop.core.ranking import PriorityState
 
 __all__ = [
