@@ -85,3 +85,19 @@ def test_an_unwritable_out_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["gym", "--runs", "1", "--out", str(blocker / "sub"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out" in err
+
+
+def test_backend_ray_without_ray_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GYM-11, GYM-9: --backend ray without Ray installed is RAY-2's one line, exit 2."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("Ray is installed: this checks the message given without it")
+    out = tmp_path / "gym"
+    assert main(["gym", "--runs", "2", "--out", str(out), "--backend", "ray", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--backend ray needs Ray" in err
