@@ -25,10 +25,12 @@ __all__ = ["main", "measure"]
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def measure(runs: int, workers: int) -> dict[str, float]:
-    """Generate ``runs`` runs with ``workers`` workers in a child; its figures."""
+def measure(runs: int, workers: int, keep: Path | None = None) -> dict[str, float]:
+    """Generate ``runs`` runs with ``workers`` workers in a child (into ``keep`` when given,
+    else a temporary folder); its figures."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as folder:
+        out = keep if keep is not None else Path(folder) / "gym"
         command = [
             sys.executable,
             "-m",
@@ -41,7 +43,7 @@ def measure(runs: int, workers: int) -> dict[str, float]:
             "--workers",
             str(workers),
             "--out",
-            str(Path(folder) / "gym"),
+            str(out),
             "--no-progress",
         ]
         started = time.perf_counter()
@@ -64,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=500, help="runs to generate (500)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
+    parser.add_argument("--keep", type=Path, default=None, help="write the runs here and keep them")
     args = parser.parse_args(argv)
-    figures = measure(args.runs, args.workers)
+    figures = measure(args.runs, args.workers, args.keep)
     print(
         f"gym: {figures['runs']:.0f} runs, {figures['workers']:.0f} workers: "
         f"{figures['runs_per_s']:.2f} runs/s wall ({figures['wall_s']:.1f} s), "

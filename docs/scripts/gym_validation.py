@@ -16,16 +16,18 @@ output is committed beside it (``gym_validation.out``).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
-from evalstop.gym import LabelledRun, generate_split
+from evalstop.gym import Checkpoint, LabelledRun, RunConfig, RunResult, Truth, generate_split
 from evalstop.gym.gao import fit_gao
 
-__all__ = ["main", "noise_sd", "render", "wilson_half_width"]
+__all__ = ["main", "noise_sd", "read_runs", "render", "wilson_half_width"]
 
 QUANTILES = (5, 10, 25, 50, 75, 90, 95)
 
@@ -35,6 +37,19 @@ def noise_sd(values: Sequence[float]) -> float:
     v = np.asarray(values, dtype=np.float64)
     second = v[2:] - 2 * v[1:-1] + v[:-2]
     return float(np.median(np.abs(second)) / 0.6745 / math.sqrt(6))
+
+
+def read_runs(folder: Path) -> list[LabelledRun]:
+    """The runs ``evalstop gym`` wrote into ``folder``, in their order."""
+    runs = []
+    for run_dir in sorted(folder.glob("run-*")):
+        truth = json.loads((run_dir / "truth.json").read_text(encoding="utf-8"))
+        lines = (run_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+        checkpoints = tuple(Checkpoint(**json.loads(line)) for line in lines)
+        hidden = Truth(tuple(truth["true_quality"]), tuple(truth["true_kl"]))
+        run = RunResult(RunConfig(**truth["params"]), checkpoints, hidden)
+        runs.append(LabelledRun(run, truth["label"]))
+    return runs
 
 
 def wilson_half_width(p: float, n: int, z: float = 1.959964) -> float:
@@ -142,12 +157,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--test-runs", type=int, default=500, help="test runs to count (500; 0: none)"
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    parser.add_argument("--dev-dir", type=Path, help="read the dev runs `evalstop gym` wrote")
+    parser.add_argument("--test-dir", type=Path, help="read the test runs `evalstop gym` wrote")
     args = parser.parse_args(argv)
     started = time.process_time()
-    runs = generate_split("dev", args.runs, workers=args.workers)
+    if args.dev_dir is not None:
+        runs = read_runs(args.dev_dir)
+    else:
+        runs = generate_split("dev", args.runs, workers=args.workers)
     counts = None
-    if args.test_runs:
-        test = generate_split("test", args.test_runs, workers=args.workers)
+    if args.test_dir is not None or args.test_runs:
+        test = (
+            read_runs(args.test_dir)
+            if args.test_dir is not None
+            else generate_split("test", args.test_runs, workers=args.workers)
+        )
         counts = {
             "hacking": sum(r.label == "hacking" for r in test),
             "healthy": sum(r.label == "healthy" for r in test),

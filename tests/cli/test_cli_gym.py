@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,14 @@ def test_an_unwritable_out_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["gym", "--runs", "1", "--out", str(blocker / "sub"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out" in err
+
+
+def test_backend_ray_without_ray_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GYM-11, GYM-9: --backend ray without Ray importable is RAY-2's one line, exit 2."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # ``import ray`` raises ImportError
+    out = tmp_path / "gym"
+    assert main(["gym", "--runs", "2", "--out", str(out), "--backend", "ray", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--backend ray needs Ray" in err

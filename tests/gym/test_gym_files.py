@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from evalstop.gym import generate_split, write_runs
-from evalstop.gym.config import draw_config
+from evalstop.gym import generate, generate_split, write_runs
+from evalstop.gym.config import RunConfig, draw_config
 from evalstop.gym.corpora import GymError
-from evalstop.gym.run import simulate_run
+from evalstop.gym.generate import WorkerError
+from evalstop.gym.run import RunResult, simulate_run
 from evalstop.gym.writer import metrics_lines, truth_json
 from evalstop.traces import read_trace
 
@@ -129,3 +131,30 @@ def test_a_write_that_fails_leaves_nothing_half_written(
     with pytest.raises(GymError, match=r"--out .*No space left"):
         write_runs(range(4), out, overrides=SMALL)
     assert sorted(p.name for p in out.iterdir()) == ["run-0000", "run-0001"]
+
+
+def _dies_at_seed_3(config: RunConfig) -> RunResult:
+    if config.seed == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return simulate_run(config)
+
+
+def test_a_killed_worker_loses_no_finished_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GYM-10: a worker killed on run 3 is one WorkerError; every run folder left is whole
+    (both files, the bytes of a clean generation) and no visible file is partial; the same
+    command again finishes the rest, equal to a clean generation."""
+    clean = tmp_path / "clean"
+    write_runs(range(8), clean, overrides=SMALL)
+    out = tmp_path / "out"
+    monkeypatch.setattr(generate, "run_one", _dies_at_seed_3)
+    with pytest.raises(WorkerError, match="worker process died"):
+        write_runs(range(8), out, overrides=SMALL, workers=2)
+    monkeypatch.undo()
+    left = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert "run-0003" not in left and "summary.json" not in left
+    for name in left:
+        assert _files(out / name) == _files(clean / name) and len(_files(out / name)) == 2
+    write_runs(range(8), out, overrides=SMALL, workers=2)
+    assert _files(out) == _files(clean)

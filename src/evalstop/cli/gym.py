@@ -19,6 +19,7 @@ from evalstop.experiments.paper.ray_backend import BackendError, RayBackend
 from evalstop.experiments.paper.runner import default_workers, max_workers
 from evalstop.gym.config import KNOB_LIMITS, ConfigError
 from evalstop.gym.corpora import GymError, write_runs
+from evalstop.gym.generate import WorkerError
 from evalstop.gym.splits import SPLIT_SIZE, SPLITS
 
 __all__ = ["add_arguments", "run"]
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             backend=backend,
             progress=_Bar(not args.no_progress),
         )
-    except (ConfigError, GymError, BackendError) as error:
+    except (ConfigError, GymError, BackendError, WorkerError) as error:
         raise CliError(str(error)) from None
     labels = summary["labels"]
     print(

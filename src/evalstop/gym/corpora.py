@@ -8,6 +8,7 @@ again) and refusing a folder that holds other runs.
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -70,14 +71,17 @@ def write_runs(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Write run ``i`` (seed ``seeds[i]``) to ``out/run-NNNN`` and ``out/summary.json``;
-    returns the summary. ``progress(done, total)`` after each run.
+        returns the summary. ``progress(done, total)`` after each run. Runs are written as workers
+    finish them (``GYM-10``), each run's files depending on its seed and the knobs alone.
 
-    Raises:
-        ConfigError: a bad knob, before anything is written.
-        GymError: ``out`` holds other runs, or cannot be written.
+        Raises:
+            ConfigError: a bad knob, before anything is written.
+            GymError: ``out`` holds other runs, or cannot be written.
+            WorkerError: a worker died; the runs finished before are written.
     """
     fixed = check_overrides(overrides or {})
-    started, cpu = time.perf_counter(), time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    clocks = (time.perf_counter(), time.process_time(), children.ru_utime + children.ru_stime)
     try:
         out.mkdir(parents=True, exist_ok=True)
         clean_staging(out)
@@ -92,13 +96,13 @@ def write_runs(
             raise GymError(f"--out {out}: {name} holds another run; choose an empty folder")
         return bool(match)
 
-    labels: list[tuple[RunConfig, str]] = []
+    labels: dict[int, tuple[RunConfig, str]] = {}
     total = len(seeds)
     for index, config, run in generate_runs(
-        seeds, fixed, workers=workers, backend=backend, skip=skip
+        seeds, fixed, workers=workers, backend=backend, skip=skip, ordered=False
     ):
         if run is None:
-            labels.append((config, existing_label(out, index)))
+            labels[index] = (config, existing_label(out, index))
         else:
             try:
                 write_run(out, index, run)
@@ -106,10 +110,10 @@ def write_runs(
                 raise GymError(
                     f"--out {out}: cannot write {run_name(index)}: {error.strerror or error}"
                 ) from None
-            labels.append((config, run.label))
+            labels[index] = (config, run.label)
         if progress is not None:
-            progress(index + 1, total)
-    return _finish(out, summarise(labels), fixed, seeds, (started, cpu))
+            progress(len(labels), total)
+    return _finish(out, summarise(labels[i] for i in sorted(labels)), fixed, seeds, clocks)
 
 
 def _finish(
@@ -117,15 +121,17 @@ def _finish(
     summary: dict[str, Any],
     fixed: Overrides,
     seeds: Sequence[int],
-    clocks: tuple[float, float],
+    clocks: tuple[float, float, float],
 ) -> dict[str, Any]:
     """Complete the summary (knobs, split, time) and write ``summary.json``."""
     summary["knobs"] = dict(sorted(fixed.items()))
     summary["split"] = next(
         (name for name, start in SPLITS.items() if seeds and seeds[0] == start), None
     )
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary["time"] = {
         "cpu_seconds_main": round(time.process_time() - clocks[1], 3),
+        "cpu_seconds_workers": round(workers.ru_utime + workers.ru_stime - clocks[2], 3),
         "wall_seconds": round(time.perf_counter() - clocks[0], 3),
     }
     try:
