@@ -254,8 +254,9 @@ def test_state_of_other_settings_is_refused_wch_5(
 ) -> None:
     """WCH-5: a state file written with another metric is refused with one line, exit 2."""
     state = str(tmp_path / "s.db")
-    assert cli(capsys, str(tmp_path), "--metric", "a", "--state", state, "--once")[0] == 0
-    code, _, err = cli(capsys, str(tmp_path), "--metric", "b", "--state", state, "--once")
+    options = ["--mode", "max", "--state", state, "--once"]
+    assert cli(capsys, str(tmp_path), "--metric", "a", *options)[0] == 0
+    code, _, err = cli(capsys, str(tmp_path), "--metric", "b", *options)
     assert code == 2
     assert "other settings" in err
 

@@ -121,7 +121,7 @@ values = st.lists(st.one_of(st.floats(-1, 1), st.just(math.nan)), min_size=1, ma
 @given(values, st.integers(1, 3))
 def test_replay_stops_where_the_monitor_stops_rpl_2(scores: list[float], k: int) -> None:
     """RPL-2: replay's stop is the first Stop of a monitor fed the same scores."""
-    trace = Trace("t", "m", TraceFormat.CSV, range(len(scores)), scores)
+    trace = Trace("t", "score", TraceFormat.CSV, range(len(scores)), scores)
     result = replay(trace, DeclineDetector(k))
     monitor = Monitor(DeclineDetector(k))
     first_stop = None
@@ -213,7 +213,7 @@ def test_lossplateau_watches_the_metric_or_the_loss_metric_rpl_4(
 
 def test_result_fields_without_a_stop_rpl_5() -> None:
     """RPL-5: without a stop the kept checkpoint is the run's best and nothing is saved."""
-    trace = Trace("t", "m", TraceFormat.CSV, [0, 5, 9], [0.1, 0.9, 0.8])
+    trace = Trace("t", "score", TraceFormat.CSV, [0, 5, 9], [0.1, 0.9, 0.8])
     result = replay(trace)
     assert not result.stopped and result.stop_step is None
     assert (result.best_step, result.best_value, result.steps_saved, result.regret) == (
@@ -231,7 +231,7 @@ def test_nad10_replay_keeps_the_noise_aware_level_checkpoint() -> None:
 
     steps = [1000 + 10 * i for i in range(30)]
     values = [1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, *[1.2] * 5, *[1.2 - 0.3 * i for i in range(1, 19)]]
-    trace = Trace("t", "m", TraceFormat.CSV, steps, values)
+    trace = Trace("t", "score", TraceFormat.CSV, steps, values)
     best = replay(trace, NoiseAwareDetector(keep="best"), mode="max")
     level = replay(trace, NoiseAwareDetector(keep="level", keep_memory=0.2), mode="max")
     assert best.stopped and level.stopped and best.stop_step == level.stop_step
@@ -241,7 +241,7 @@ def test_nad10_replay_keeps_the_noise_aware_level_checkpoint() -> None:
 
 def test_rule_firing_before_any_finite_value_keeps_nothing_rpl_5() -> None:
     """RPL-5: stopat firing on a NaN checkpoint keeps nothing (null best, null regret)."""
-    trace = Trace("t", "m", TraceFormat.CSV, [0, 5, 10], [math.nan, math.nan, 0.5])
+    trace = Trace("t", "score", TraceFormat.CSV, [0, 5, 10], [math.nan, math.nan, 0.5])
     result = replay(trace, StopAtProgress(0.5))
     assert result.stop_step == 5 and result.best_step is None and result.regret is None
 
@@ -398,6 +398,8 @@ def test_replay_real_files_together_rpl_6(capsys: pytest.CaptureFixture[str]) ->
         str(REAL / "rhe_llama3b_g_Easy_heldout_f_g.json"),
         "--metric",
         "avg_g",
+        "--mode",
+        "max",
     )
     assert [Path(r["path"]).name for r in results] == [
         "rhe_llama3b_f_g_Hard_heldout_f_g.json",

@@ -88,8 +88,8 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
             absent).
         mode: ``"max"`` when higher is better, ``"min"`` when lower is better; None (default)
             takes the direction from the metric's name, extending the ``Trainer``'s own rule
-            for ``greater_is_better``: ``"min"`` for a loss, error, WER or perplexity, else
-            ``"max"`` (spec ``MON-13``).
+            for ``greater_is_better`` with a table of known names (spec ``MON-13``); an unknown
+            name raises asking for the mode.
         k: stop at the k-th consecutive decline (``DeclineDetector(k)``, the paper's rule);
             give ``k`` or ``detector``. With neither: ``NoiseAwareDetector()``.
         detector: any :class:`~evalstop.core.detectors.Detector`.

@@ -54,7 +54,7 @@ class EvalStopCallback(FeedViews, Callback):
         monitor: the logged metric (``self.log("val_score", ...)``), as ``EarlyStopping``'s
             ``monitor``.
         mode: ``"max"`` or ``"min"``; None (default): the direction of the metric's name
-            (``"min"`` for a loss, error, WER or perplexity, else ``"max"``, spec ``MON-13``).
+            (a table of known names, spec ``MON-13``; an unknown name raises asking for it).
         k: stop at the k-th consecutive decline; give ``k`` or ``detector``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead.
         stop_file: stop cleanly once this file exists (``evalstop watch``'s marker).

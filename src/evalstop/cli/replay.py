@@ -18,6 +18,7 @@ from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, knobs
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.experiments.tables import format_table
+from evalstop.live.direction import UnknownDirectionError
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
 from evalstop.traces.replay import ReplayResult, replay
 from evalstop.traces.tensorboard import tensorboard_runs
@@ -33,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         choices=("auto", "max", "min"),
         default="auto",
-        help="auto (default): min for a metric named like a loss, error, WER or perplexity, "
-        "else max; max: higher is better; min: lower is better, a rise is a decline",
+        help="auto (default): from the metric's name (min for a loss, error, mse, mae, nll, "
+        "perplexity, wer, kl, ...; max for an accuracy, f1, auc, reward, score, ...; another "
+        "name is an error asking for the mode); max: higher is better; min: lower is better",
     )
     parser.add_argument(
         "--detector",
@@ -170,7 +172,10 @@ def run(args: argparse.Namespace) -> int:
         )
         for path in _expand(args.paths, args.format)
     ]
-    results = [replay(trace, detector, args.mode, loss) for trace, loss in traces]
+    try:
+        results = [replay(trace, detector, args.mode, loss) for trace, loss in traces]
+    except UnknownDirectionError as error:
+        raise CliError(f"--metric: {error}") from None
     if args.json:
         payload: Any = [r.to_json_dict() for r in results]
         if len(payload) == 1:

@@ -26,7 +26,7 @@ from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, knobs
 from evalstop.core.detectors import Detector
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
-from evalstop.live.direction import ModeChoice
+from evalstop.live.direction import ModeChoice, UnknownDirectionError
 from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
 from evalstop.watch.folders import FolderRuns
@@ -189,7 +189,10 @@ def run(args: argparse.Namespace) -> int:
     except CommandError as error:
         raise CliError(str(error)) from None
     new_monitor = _new_monitor(args)
-    template = new_monitor()
+    try:
+        template = new_monitor()
+    except UnknownDirectionError as error:
+        raise CliError(f"--metric: {error}") from None
     settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
     sources = _sources(args, roots)
     stopping = False
