@@ -58,6 +58,11 @@ class EvalStopCallback(FeedViews, Callback):
         k: stop at the k-th consecutive decline; give ``k`` or ``detector``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead.
         stop_file: stop cleanly once this file exists (``evalstop watch``'s marker).
+        strict: a validation without the metric raises ``MissingMetricError`` naming the
+            logged ones (default True, as ``EarlyStopping``: a misspelt name must not train to
+            the end silently); spec ``ADP-15``.
+        check_finite: a NaN or infinite value stops training at once, keeping the best
+            checkpoint so far (default True, as ``EarlyStopping``).
 
     Raises:
         ImportError: lightning is not installed.
@@ -70,10 +75,14 @@ class EvalStopCallback(FeedViews, Callback):
         k: int | None = None,
         detector: Detector[Any] | None = None,
         stop_file: str | os.PathLike[str] | None = None,
+        *,
+        strict: bool = True,
+        check_finite: bool = True,
     ) -> None:
         # Arguments are checked before the base class, so without Lightning too (ADP-14).
         check_name("monitor", monitor)
-        feed = MetricFeed(monitor, "auto" if mode is None else mode, k, detector)
+        direction = "auto" if mode is None else mode
+        feed = MetricFeed(monitor, direction, k, detector, strict=strict, check_finite=check_finite)
         stop_path = check_path("stop_file", stop_file)
         super().__init__()
         self._feed = feed
