@@ -76,7 +76,7 @@ def _watch(root: Path, state: Path, out: Path, marker_dir: Path) -> subprocess.P
         "--metric",
         "score",
         "--detector",
-        "evalstop",  # replay's default rule: the two must decide alike (MON-13 differs)
+        "evalstop",  # the rule the replay below is given too: the two must decide alike
         "--state",
         str(state),
         "--interval",
@@ -103,8 +103,19 @@ def _wait_for_lock(lock: Path, pid: int) -> None:
 
 
 def _replay(path: Path) -> dict[str, Any]:
+    rule = ["--detector", "evalstop"]
     done = subprocess.run(
-        [sys.executable, "-m", "evalstop", "replay", str(path), "--metric", "score", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "evalstop",
+            "replay",
+            str(path),
+            "--metric",
+            "score",
+            "--json",
+            *rule,
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -24,8 +24,21 @@ SCORES = [0.1, 0.3, 0.5, 0.4, 0.35, 0.6, 0.2]  # peak 0.5 at step 30, two declin
 STEPS = [10, 20, 30, 40, 50, 60, 70]
 
 
+RULE_OPTIONS = {
+    "--detector",
+    "--k",
+    "--min-delta",
+    "--warmup-evals",
+    "--warmup-steps",
+    "--baseline",
+}
+
+
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["replay", *argv])
+    """``evalstop replay ARGV``, with the paper's rule (``--detector evalstop``, k = 2) unless
+    ARGV names a rule: the expected numbers here are worked out for it."""
+    rule = () if RULE_OPTIONS & set(argv) else ("--detector", "evalstop")
+    code = main(["replay", *argv, *rule])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -422,7 +435,7 @@ def test_rpl9_last_point_fire_regret_and_knobs(
     assert (stopped["stop_step"], stopped["kept_step"], stopped["stop_class"]) == (3, 2, "benign")
     knobbed = cli_json(capsys, str(path), "--detector", "noise-aware", "--warmup-evals", "2")
     assert knobbed["detector"] == "noise-aware(z=2,memory=0.3,warmup=2)"
-    code, _, err = cli(capsys, str(path), "--warmup-evals", "3")
+    code, _, err = cli(capsys, str(path), "--detector", "evalstop", "--warmup-evals", "3")
     assert code == 2 and "--warmup-evals" in err and "noise-aware" in err
     delta = cli_json(capsys, str(path), "--k", "1", "--min-delta", "0.2")  # DET-1: drops of 0.1
     assert delta["detector"] == "evalstop(k=1,min_delta=0.2)" and not delta["stopped"]
