@@ -5,7 +5,7 @@ last read, it reads only what follows and returns the new position, so a watcher
 what it folded. Every reader is bounded against hostile input (``WCH-12``): files are opened
 non-blocking and must be regular (:mod:`evalstop.watch.files`), reads and lines are capped,
 JSON nesting and number length are checked as replay checks them
-(:func:`evalstop.traces.source.parse_json`), and a TensorBoard record's length and a tensor's
+(``evalstop.traces.source.parse_json``), and a TensorBoard record's length and a tensor's
 size are checked before anything is allocated.
 
 - JSONL and CSV files grow by appending lines: the position is a
