@@ -10,6 +10,7 @@ directly) and ``traces`` (the log formats), spec ``WCH``:
 - :mod:`evalstop.watch.store`: its SQLite state file;
 - :mod:`evalstop.watch.files`, :mod:`evalstop.watch.follow` and :mod:`evalstop.watch.folders`:
   bounded reading of growing log files, and run folders; :mod:`evalstop.watch.mlflow`: MLflow
-  runs;
+  runs; :mod:`evalstop.watch.slurm` and :mod:`evalstop.watch.slurm_jobs`: Slurm jobs (spec
+  ``SLM``);
 - :mod:`evalstop.watch.actions`: ``--on-stop`` commands, without a shell, off the loop.
 """
