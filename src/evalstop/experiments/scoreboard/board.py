@@ -39,7 +39,13 @@ from evalstop.experiments.tables import format_table, pct
 from evalstop.sim.detection import fold_job, job_run_score, job_views
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import WORLDS
-from evalstop.traces.corpus import catalogue, default_data_dir, read_label, score_curve
+from evalstop.traces.corpus import (
+    GOLD_MODE,
+    catalogue,
+    default_data_dir,
+    read_label,
+    score_curve,
+)
 from evalstop.traces.reader import read_trace
 
 __all__ = [
@@ -135,7 +141,9 @@ def real_scores(
         gold = source.read(data, source.gold)
         label = read_label(gold, source.read(data, source.proxy), source.scale).label
         if label != "unlabelled":
-            corpus.append(score_curve(gold, detector, label == "hacking", scale=source.scale)[0])
+            corpus.append(
+                score_curve(gold, detector, label == "hacking", GOLD_MODE, source.scale)[0]
+            )
     extra: list[RunScore] = []
     if healthy is not None:
         for _, path, step, metric in _healthy_curves(healthy):
