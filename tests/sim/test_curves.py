@@ -85,7 +85,7 @@ def test_crv2_hacking_runs_peak_at_their_turn_and_collapse(
     falls at every checkpoint after it; its peak fraction is its turn over its end."""
     quality, _, _, peak = _rlhf(attrs.evolve(world, step_share=0.0), seed, turn)
     assert peak == turn / STEPS[-1]
-    after = STEPS > turn
+    after = turn < STEPS
     assert np.all(np.diff(quality[after]) < 0)
     assert quality[-1] < quality.max()
     assert int(np.argmax(quality)) in {int(np.argmax(after)) - 1, int(np.argmax(after))}
@@ -168,7 +168,7 @@ def test_crv6_no_label_before_the_turn(seed: int, world: World, noise: float, tu
     identical up to the turn (level, noise), and their proxy and loss are identical."""
     hack = _rlhf(world, seed, turn, noise=noise)
     healthy = _rlhf(world, seed, math.inf, noise=noise)
-    before = STEPS <= turn
+    before = turn >= STEPS
     np.testing.assert_array_equal(hack[0][before], healthy[0][before])
     np.testing.assert_array_equal(hack[1][before], healthy[1][before])
     np.testing.assert_array_equal(hack[2], healthy[2])
@@ -217,7 +217,7 @@ def test_crv9_the_turn_law_gives_the_hacking_share_and_the_link() -> None:
             rlhf = [j for j in jobs.jobs if j.spec.kind is JobKind.RLHF]
             labels = [j.truth.hacking for j in rlhf]
             assert abs(sum(labels) / len(rlhf) - share) < 0.03
-            if 0 < share:
+            if share > 0:
                 lengths = [float(j.truth.duration) for j in rlhf]
                 assert mann_whitney_auc(lengths, labels) > 0.6
 

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstop.core.model import Job, JobKind
+from evalstop.experiments.aucs import fold, mann_whitney_auc, stratified_auc, turned_before_first
 
 __all__ = [
     "CHECKPOINTS",
@@ -52,7 +53,7 @@ class LearnedAudit:
         label_auc_curves: folded label AUC, on the odd RLHF jobs, of a classifier of the
             first checkpoint's eval score, proxy reward and loss jointly.
         label_auc_curves_given_estimate: the folded AUC, within strata of the estimate
-            (:func:`~evalstop.experiments.leakage.stratified_auc`), of a classifier of the
+            (:func:`~evalstop.experiments.aucs.stratified_auc`), of a classifier of the
             same values and the log estimate, over the odd jobs whose first checkpoint
             precedes their turn: what the curves say of the label beyond the stated
             label/length link and before it shows.
@@ -139,12 +140,6 @@ def _label_fold(train: Sequence[Job], test: Sequence[Job]) -> tuple[float, float
     """Raw (unfolded) AUCs on ``test`` of the two classifiers fitted on ``train``."""
     from sklearn.ensemble import GradientBoostingClassifier
 
-    from evalstop.experiments.leakage import (
-        mann_whitney_auc,
-        stratified_auc,
-        turned_before_first,
-    )
-
     y_tr = [j.truth.hacking for j in train]
     y_te = [j.truth.hacking for j in test]
     x_tr, x_te = np.array([_curve(j) for j in train]), np.array([_curve(j) for j in test])
@@ -165,7 +160,6 @@ def _label_aucs(jobs: Sequence[Job]) -> tuple[float, float]:
     precedes their turn (the estimate lets it learn the link, the strata take the link out
     of the score). Cross-fitted: fitted on the even jobs and scored on the odd ones, then the
     other way round; each AUC is the mean of the two folds', then folded."""
-    from evalstop.experiments.leakage import fold
 
     rlhf = [j for j in jobs if j.spec.kind is JobKind.RLHF]
     halves = [[j for j in rlhf if j.job_id % 2 == parity] for parity in (0, 1)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -28,11 +28,31 @@ from evalstop.sim.curves import (
 )
 from evalstop.sim.worlds import World
 
-if TYPE_CHECKING:  # workload imports this module
-    from evalstop.sim.workload import WorkloadConfig
+
+class RunConfig(Protocol):
+    """What a run's draw reads of its workload's config (a
+    :class:`~evalstop.sim.workload.WorkloadConfig`; a protocol, so that this module does not
+    import the workload module, which imports it)."""
+
+    @property
+    def world(self) -> World:
+        """The curves' world."""
+
+    @property
+    def loss_noise(self) -> float:
+        """The relative noise of the loss."""
+
+    @property
+    def hacking_share(self) -> float:
+        """The hacking share the turn law is scaled to."""
+
+    @property
+    def sigma(self) -> float:
+        """The eval noise in use."""
 
 __all__ = [
     "STRETCH_HACKING_SHARE",
+    "RunConfig",
     "draw_curves",
     "draw_run",
     "run_plan",
@@ -62,16 +82,16 @@ def run_plan(
     turn_draw: float,
     planned_steps: float,
     total_steps: int,
-    config: WorkloadConfig,
+    config: RunConfig,
     hacking: bool | None = None,
 ) -> RunPlan:
     """A run's plan: its turn step from its uniform ``turn_draw`` (``CRV-9``), its planned
     steps and the world's stretch.
 
     With ``hacking`` None (a generated job) the label follows: the run hacks when its turn
-    falls before ``total_steps`` (at a hacking share of 1, every run does). A table record that states its label draws the turn from
-    the law given that label (:func:`~evalstop.sim.clock.conditional_turn_draw`). DPO and LoRA
-    runs never turn.
+    falls before ``total_steps`` (at a hacking share of 1, every run does). A table record that
+    states its label draws the turn from the law given that label
+    (:func:`~evalstop.sim.clock.conditional_turn_draw`). DPO and LoRA runs never turn.
     """
     world = config.world
     if kind is not JobKind.RLHF or (hacking is False and config.hacking_share <= 0.0):
@@ -96,7 +116,7 @@ def draw_curves(
     plan: RunPlan,
     steps: np.ndarray,
     rng: np.random.Generator,
-    config: WorkloadConfig,
+    config: RunConfig,
 ) -> CurveDraw:
     """A run's curve draw: the world's RLHF curves for RLHF, saturating ones otherwise."""
     world, noise = config.world, config.loss_noise
@@ -111,7 +131,7 @@ def draw_run(
     steps: list[int],
     duration: int,
     rng: np.random.Generator,
-    config: WorkloadConfig,
+    config: RunConfig,
 ) -> tuple[JobTruth, tuple[Observation, ...]]:
     """A run's hidden truth and its reports at checkpoint ``steps``, curves from ``rng``.
 
@@ -139,7 +159,7 @@ def run_truth(
     steps: list[int],
     duration: int,
     rng: np.random.Generator,
-    config: WorkloadConfig,
+    config: RunConfig,
 ) -> tuple[JobTruth, CurveDraw]:
     """:func:`draw_run`'s truth and the run's curve draw, whatever its eval noise (WRK-8:
     :func:`run_reports` gives its reports at any noise)."""

@@ -59,10 +59,10 @@ def _check_spread(
 
 
 def _optional_fraction(
-    _inst: object, attribute: attrs.Attribute[float | None], value: object
+    _inst: object, attribute: attrs.Attribute[float | None], value: float | None
 ) -> None:
-    if value is not None:
-        check_fraction(_inst, attribute, value)
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise ValueError(f"{attribute.name} must be in [0, 1] or None, got {value!r}")
 
 
 @attrs.frozen(slots=True)
@@ -121,19 +121,19 @@ CALIBRATED: Final = World(
     plateau_share=0.82,
     rlhf_evals=12,
     eval_noise=0.106,
-    noise_spread=(0.561, 1.774),
+    noise_spread=(0.562, 1.779),
     step_share=0.2,
     step_drop_range=(0.43, 0.71),
-    step_level_range=(0.76, 0.82),
+    step_level_range=(0.77, 0.84),
 )
 """Fitted to summary statistics of real curves (``docs/scripts/calibration.py``, its output
 ``calibration.out``; CRV-7 lists each statistic): hacking peaks at 0.11 to 0.67 of the run,
 half the gain lost 0.511 peak-times after the peak (kappa 2.26, 17 hacking curves), 9 of 11
-healthy runs plateau, noise 0.106 of the gain (0.561 to 1.774 times that over the 11 healthy
+healthy runs plateau, noise 0.106 of the gain (0.562 to 1.779 times that over the 11 healthy
 curves), a median of 10 evaluations per run (12 planned over an estimate that is 1.2 times the
 length on median); 2 of the 10 healthy supervised runs of ``tests/data/healthy-supervised``
-document a learning-rate drop after a plateau (at 0.43 and 0.71 of the run, reaching 0.76 and
-0.82 of their gain before it)."""
+document a learning-rate drop after a plateau (at 0.43 and 0.71 of the run, reaching 0.77 and
+0.84 of their gain before it)."""
 
 WORLDS: Final[Mapping[str, World]] = {world.name: world for world in (PAPER, CALIBRATED)}
 """The named worlds, by name."""
