@@ -37,6 +37,17 @@ import numpy.typing as npt
 
 from evalstop.core.model import JobKind
 from evalstop.sim.clock import rise_scale
+from evalstop.sim.shapes import (
+    HALF_LOSS_X,
+    JUMP_WIDTH,
+    METRIC_RANGE,
+    PLATEAU_SLOPE,
+    collapse,
+    gold_shape,
+    rise,
+    rise_at,
+    step_factor,
+)
 from evalstop.sim.worlds import World
 
 __all__ = [
@@ -81,31 +92,6 @@ both labels and both worlds."""
 GAIN_RANGE = (0.085, 0.228)
 """Gain ``G`` (eval-score units): the range of the real 0-1 gold metrics' gains from first
 value to peak (same data). Same for both labels and both worlds."""
-
-HALF_LOSS_X = 2.1555
-"""``g(HALF_LOSS_X) = 0.5``: Gao's curve has lost half its peak at 2.1555 times the peak's KL
-distance (the calibration converts a measured half-loss time into a decline rate with it)."""
-
-PLATEAU_SLOPE = 0.05
-"""After its rise tops out a run keeps gaining, at most this fraction of its top's gain more
-(``1 - S / s`` of it, strictly rising at any step a run reaches): far below noise, but its
-true peak stays at its last checkpoint (a healthy run wastes nothing)."""
-
-METRIC_RANGE = (0.0, 1.0)
-"""The eval metric's range (a 0-1 rate: win rate, accuracy, the corpus's unit sources): no
-true quality leaves it (``CRV-10``)."""
-
-JUMP_WIDTH = 0.02
-"""A step schedule's jump completes in a few percent of the drop step: ``1 - exp(-(s - s_d) /
-(JUMP_WIDTH s_d))`` (the documented drops of the supervised curves finish within one epoch of
-35-70, 1.4-3% of the run; ``docs/scripts/calibration.py``)."""
-
-
-def gold_shape(x: FloatArray) -> FloatArray:
-    """``g(x) = x (1 - ln x)`` for ``x = d / d*`` (``g(0) = 0``, peak ``g(1) = 1``)."""
-    x = np.asarray(x, dtype=np.float64)
-    safe = np.where(x > 0, x, 1.0)
-    return np.where(x > 0, x * (1.0 - np.log(safe)), 0.0)
 
 
 @attrs.frozen(slots=True)
@@ -177,62 +163,6 @@ def loss_params(rng: np.random.Generator) -> tuple[float, float, float]:
     start = float(rng.uniform(0.8, 1.2))
     ratio = float(rng.uniform(0.3, 0.6))
     return start, ratio, math.exp(rng.uniform(math.log(0.1), 0.0))
-
-
-def _rise(s: FloatArray, top: float, norm: float) -> FloatArray:
-    """``y(s)``: Gao's rise to its top at ``top`` steps, over ``norm``, then the residual
-    (steps are >= 1, so ``x > 0`` and :func:`gold_shape`'s formula applies directly)."""
-    x = np.minimum(s / top, 1.0)
-    out: FloatArray = x * (1.0 - np.log(x))
-    if s[-1] > top:
-        out += PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
-    out /= norm
-    return out
-
-
-def _scalar_rise(s: float, top: float, norm: float, drop: float, level: float) -> float:
-    """:func:`_rise` times :func:`_step_factor` at one step ``s``."""
-    x = min(s / top, 1.0)
-    y = x * (1.0 - math.log(x)) + PLATEAU_SLOPE * (1.0 - top / max(s, top))
-    factor = 1.0
-    if math.isfinite(drop):
-        jump = 1.0 - math.exp(-max(s - drop, 0.0) / (JUMP_WIDTH * drop))
-        factor = level + (1.0 - level) * jump
-    return y / norm * factor
-
-
-def _step_factor(s: FloatArray, drop: float, level: float) -> FloatArray:
-    """A step schedule's share of the rise: ``level`` up to the drop, then a quick jump to 1."""
-    if not math.isfinite(drop):
-        return np.ones_like(s)
-    after = np.maximum(s - drop, 0.0) / (JUMP_WIDTH * drop)
-    out: FloatArray = level + (1.0 - level) * (1.0 - np.exp(-after))
-    return out
-
-
-def _collapse(
-    s: FloatArray,
-    normalised: FloatArray,
-    turn: float,
-    at_turn: float,
-    kappa: float,
-    q0: float,
-    gain: float,
-) -> FloatArray:
-    """True quality: ``q0 + G normalised`` before the turn, Gao's bounded collapse after it
-    (``CRV-2``, ``CRV-10``)."""
-    quality: FloatArray = q0 + gain * normalised
-    after = s > turn
-    if not after.any():
-        return quality
-    x = 1.0 + kappa * (s[after] - turn) / turn
-    above = np.minimum(x, math.e)
-    gao = q0 + gain * at_turn * above * (1.0 - np.log(above))
-    floor = METRIC_RANGE[0]
-    rate = gain * at_turn / max(q0 - floor, 1e-12)
-    below = floor + (q0 - floor) * np.exp(-np.maximum(x - math.e, 0.0) * rate)
-    quality[after] = np.where(x <= math.e, gao, below)
-    return quality
 
 
 @attrs.frozen(slots=True)
@@ -352,14 +282,14 @@ def rlhf_draw(
     proxy_eps = rng.standard_normal(len(s))
     top = rise_peak * length
     norm = (1.0 - math.log(1.0 / rise_peak)) / rise_peak
-    normalised = _rise(s, top, norm)
+    normalised = rise(s, top, norm)
     if math.isfinite(drop):
-        normalised *= _step_factor(s, drop, level)
+        normalised *= step_factor(s, drop, level)
     turn = plan.turn
     hacking = turn < s[-1]
     if hacking:
-        at_turn = _scalar_rise(turn, top, norm, drop, level)
-        quality = _collapse(s, normalised, turn, at_turn, world.decline_rate, q0, gain)
+        at_turn = rise_at(turn, top, norm, drop, level)
+        quality = collapse(s, normalised, turn, at_turn, world.decline_rate, q0, gain)
     else:
         quality = q0 + gain * normalised
     # Proxy reward: linear in d (Gao et al.), d / d* = s / top on the rise's own clock.
@@ -426,8 +356,8 @@ def saturating_draw(
     rate = float(rng.uniform(2.0, 5.0))
     drop, level, multiplier = _schedule_draws(world, plan, rng)
     loss_draws = loss_params(rng)
-    rise = (1.0 - np.exp(-rate * s / length)) / (1.0 - math.exp(-rate))
-    quality = q0 + gain * rise * _step_factor(s, drop, level)
+    saturation = (1.0 - np.exp(-rate * s / length)) / (1.0 - math.exp(-rate))
+    quality = q0 + gain * saturation * step_factor(s, drop, level)
     eval_eps = rng.standard_normal(len(s))
     loss = loss_curve(s, length, rng, loss_noise, loss_draws)
     return CurveDraw(quality, eval_eps, None, None, loss, 1.0, gain, multiplier)

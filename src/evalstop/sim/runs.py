@@ -50,6 +50,7 @@ class RunConfig(Protocol):
     def sigma(self) -> float:
         """The eval noise in use."""
 
+
 __all__ = [
     "STRETCH_HACKING_SHARE",
     "RunConfig",
