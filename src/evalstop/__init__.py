@@ -9,9 +9,12 @@ Layout (each layer imports only the layers above it; ``tests/repo/test_layers.py
 - ``sim/``: synthetic worlds (curves, workloads), running them, and the metrics that alone may
   read the hidden truth.
 - ``live/``: the online ``Monitor`` and its JSON state.  ``traces/``: reading training logs
-  and replaying them.  ``adapters/``: Ray Tune and Hugging Face.
-- ``experiments/``: the paper's experiments, tables and plots.  ``cli/``: the ``evalstop``
-  command.
+  and replaying them.  ``adapters/``: Ray Tune, Hugging Face, Optuna, Lightning.
+- ``watch/``: the ``evalstop watch`` sidecar (runs, their sources, the state file, actions),
+  above ``live`` and ``traces``.
+- ``experiments/``: the paper's experiments, tables and plots.  ``gym/``: real policy-gradient
+  runs against a fitted proxy, with their exact gold truth (imports ``core`` only).
+  ``cli/``: the ``evalstop`` command.
 
 Everything a user needs is re-exported here: ``from evalstop import ...``.
 """
