@@ -274,9 +274,11 @@ class Leakage:
         return any(e < limit * estimate[k] for k, e in self.learned.length_error)
 
 
-def audit(jobs: Sequence[Job], *, learned: bool = True) -> Leakage:
+def audit(
+    jobs: Sequence[Job], *, learned: bool = True, learned_on: Sequence[Job] | None = None
+) -> Leakage:
     """Audit ``jobs`` (typically several seeds' workloads of one world); ``learned=False``
-    skips the learned predictors (LEAK-4)."""
+    skips the learned predictors (LEAK-4), ``learned_on`` fits them on those jobs instead."""
     aucs = label_aucs(jobs)
     errors = length_errors(jobs)
     finite = [v for v in aucs.values() if math.isfinite(v)]
@@ -296,5 +298,5 @@ def audit(jobs: Sequence[Job], *, learned: bool = True) -> Leakage:
         ),
         early_turn_share=_early_turn_share(jobs),
         label_length_link=_length_link(jobs),
-        learned=learned_audit(jobs) if learned else None,
+        learned=learned_audit(jobs if learned_on is None else learned_on) if learned else None,
     )
