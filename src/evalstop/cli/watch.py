@@ -26,7 +26,7 @@ from typing import Any, get_args
 from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, build_detector, knobs
 from evalstop.cli.watch_slurm import add_slurm_arguments, slurm_runs
-from evalstop.core.registry import DETECTOR_NAMES
+from evalstop.core.registry import LIVE_DETECTORS
 from evalstop.live.direction import ModeChoice, UnknownDirectionError
 from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
@@ -44,9 +44,6 @@ GRACE = 5.0
 """Seconds a SIGTERM leaves running ``--on-stop`` commands before they are killed (and redone
 at the next start): the watcher ends well within 10 s (``WCH-7``)."""
 
-# stopat needs a run's length, which a live run does not know.
-_LIVE_DETECTORS = tuple(name for name in DETECTOR_NAMES if not name.startswith("stopat"))
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs to follow")
@@ -59,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--detector",
-        choices=_LIVE_DETECTORS,
+        choices=LIVE_DETECTORS,
         help="the stop rule (default: the monitor's); stopat needs a run's length, which a "
         "live run does not know",
     )
