@@ -55,7 +55,8 @@ def test_wrk1_first_jobs_curves_do_not_depend_on_job_count() -> None:
                 eval_noise=config.sigma,
                 loss_noise=config.loss_noise,
             )
-            np.testing.assert_array_equal(redrawn.quality, job.truth.quality)
+            # the turn is rebuilt from peak_fraction * last step: equal to within a rounding
+            np.testing.assert_allclose(redrawn.quality, job.truth.quality, rtol=1e-12, atol=0)
             compared += 1
     assert compared >= 10, "too few comparable jobs: the check would be vacuous"
 

@@ -90,7 +90,8 @@ class DeclineFold:
 
     def __init__(self, watch: WatchFields[DeclineState]) -> None:
         rule = watch.rule
-        self.declines, self.previous = rule.declines, rule.previous
+        self.declines = rule.declines
+        self.previous = rule.previous
         self.evals = watch.evals
         self.best_step = watch.best_step
         self.best_score = watch.best_score
