@@ -177,3 +177,34 @@ def test_crv6_no_label_before_the_turn(seed: int, world: World, noise: float) ->
     np.testing.assert_array_equal(hack.proxy_reward, healthy.proxy_reward)
     np.testing.assert_array_equal(hack.loss, healthy.loss)
     assert hack.gain == healthy.gain
+
+
+def test_crv8_kl_is_gaos_clock_squared_and_draws_nothing() -> None:
+    """CRV-8: an RLHF run's KL is (d* t / P)^2 with d* = exp(0.38 / beta - 1), increasing,
+    the same whatever the label; the run's other draws are those of a run without it."""
+    from evalstop.sim.curves import ALPHA_RL, rlhf_draw
+    from evalstop.sim.worlds import WORLDS
+
+    fractions = np.linspace(0.1, 1.0, 10)
+    draws = [
+        rlhf_draw(
+            fractions,
+            hacking=h,
+            world=WORLDS["paper"],
+            rng=np.random.default_rng(3),
+            loss_noise=0.02,
+        )
+        for h in (True, False)
+    ]
+    assert draws[0].kl is not None and draws[1].kl is not None
+    assert np.array_equal(draws[0].kl, draws[1].kl)
+    assert np.all(np.diff(draws[0].kl) > 0)
+    rng = np.random.default_rng(3)
+    rng.uniform(), rng.uniform()
+    rise_peak = rng.uniform(1.5, 4.0)
+    rng.uniform()
+    beta = rng.uniform(0.118, 0.175)
+    expected = (math.exp(ALPHA_RL / beta - 1.0) * fractions / rise_peak) ** 2
+    assert np.allclose(draws[0].kl, expected, rtol=1e-12)
+    sampled = draws[0].sample(0.05).kl
+    assert sampled is not None and np.array_equal(sampled, draws[0].kl)

@@ -17,7 +17,7 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 
 from evalstop.core.boundary import CheckpointView, Verdict
-from evalstop.core.noise_aware import NoiseAwareDetector, _count, _optional_finite
+from evalstop.core.noise_aware import _count, _optional_finite
 
 __all__ = [
     "DeclineDetector",
@@ -293,7 +293,9 @@ class Watch(Generic[S]):
 
     The best checkpoint is tracked the same way for every detector, so "stop and save" keeps
     the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``), unless
-    the detector keeps its own (the noise-aware detector's ``keep="level"``, ``NAD-10``).
+    the detector keeps its own: a detector with a ``kept(state)`` method returning
+    ``(step, score)`` (the noise-aware detector's ``keep="level"``, ``NAD-10``; the divergence
+    detector, ``SIG-4``).
 
     Attributes:
         rule: the detector's own state.
@@ -332,8 +334,9 @@ def observe(detector: Detector[S], watch: Watch[S], obs: CheckpointView) -> Watc
     best_step, best_score = watch.best_step, watch.best_score
     if valid and improves(best_score, score):
         best_step, best_score = obs.step, score
-    if isinstance(detector, NoiseAwareDetector):
-        kept = detector.kept(rule)
+    keeper = getattr(detector, "kept", None)  # a detector that keeps its own checkpoint
+    if keeper is not None:
+        kept = keeper(rule)
         if kept is not None:
             best_step, best_score = kept
     fired_step = watch.fired_step

@@ -3,9 +3,11 @@
 One grammar everywhere (simulator, CLI, replay, monitor state; spec ``SYS-1``):
 
 - a **detector** is ``evalstop`` (k consecutive declines), ``noise-aware`` (a drop of the
-  smoothed score beyond the run's own noise), ``lossplateau``, ``never``, or
-  ``stopat`` / ``stopat-<fraction>`` (e.g. ``stopat-0.65``; bare ``stopat`` takes the
-  ``fraction`` argument);
+  smoothed score beyond the run's own noise), ``ewma`` (smoothed drop from the best),
+  ``divergence`` (the eval level falls while the proxy reward keeps rising), ``kl-budget``
+  (past the peak of Gao's law fitted to the KL), ``bocpd`` (a confident change to a declining
+  regime), ``lossplateau``, ``never``, or ``stopat`` / ``stopat-<fraction>`` (e.g.
+  ``stopat-0.65``; bare ``stopat`` takes the ``fraction`` argument);
 - a **system** is a base policy name (``fifo``, ``sjf-est``, ``srtf-est``, ``loss-aware``,
   ``las``, ``fair-share``), optionally prefixed by a detector and ``+``: ``evalstop+srtf-est``
   wraps the base with :func:`~evalstop.core.wrapper.evalstop`.
@@ -20,8 +22,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from evalstop.core.bocpd import BocpdDetector
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, Never, StopAtProgress
+from evalstop.core.divergence import DivergenceDetector
 from evalstop.core.errors import UnknownNameError
+from evalstop.core.ewma import EwmaDetector
+from evalstop.core.kl_budget import KlBudgetDetector
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.policies import BASE_POLICIES, BasePolicy
 from evalstop.core.policy import Policy
@@ -37,7 +43,17 @@ __all__ = [
     "make_policy",
 ]
 
-DETECTOR_NAMES: tuple[str, ...] = ("evalstop", "lossplateau", "never", "noise-aware", "stopat")
+DETECTOR_NAMES: tuple[str, ...] = (
+    "bocpd",
+    "divergence",
+    "evalstop",
+    "ewma",
+    "kl-budget",
+    "lossplateau",
+    "never",
+    "noise-aware",
+    "stopat",
+)
 """Detector names; ``stopat`` also takes a fraction suffix, ``stopat-0.65``."""
 
 KNOBS: tuple[str, ...] = ("baseline", "min_delta", "warmup_evals", "warmup_steps")
@@ -49,10 +65,31 @@ POLICY_NAMES: tuple[str, ...] = tuple(sorted(BASE_POLICIES))
 DETECTOR_TYPES: Mapping[str, type[Any]] = MappingProxyType(
     {
         kind.__name__: kind
-        for kind in (DeclineDetector, LossPlateau, Never, NoiseAwareDetector, StopAtProgress)
+        for kind in (
+            BocpdDetector,
+            DeclineDetector,
+            DivergenceDetector,
+            EwmaDetector,
+            KlBudgetDetector,
+            LossPlateau,
+            Never,
+            NoiseAwareDetector,
+            StopAtProgress,
+        )
     }
 )
 """Built-in detector classes by class name: what a saved monitor state may name."""
+
+
+_SIGNAL_DETECTORS: Mapping[str, type[Any]] = MappingProxyType(
+    {
+        "bocpd": BocpdDetector,
+        "divergence": DivergenceDetector,
+        "ewma": EwmaDetector,
+        "kl-budget": KlBudgetDetector,
+    }
+)
+"""The detectors of ``SIG``, each at its defaults (``SIG-8``); they take no knob."""
 
 
 def base_policy(name: str) -> BasePolicy:
@@ -94,6 +131,9 @@ def make_detector(
             f"{options}: only the noise-aware detector takes these knobs (evalstop takes "
             "--min-delta and --warmup-steps, lossplateau --warmup-steps and --baseline)"
         )
+    if name in _SIGNAL_DETECTORS:
+        detector: Detector[Any] = _SIGNAL_DETECTORS[name]()
+        return detector
     if name == "evalstop":
         return DeclineDetector(k)
     if name == "lossplateau":

@@ -160,6 +160,7 @@ class JobRecord:
                     obs.loss,
                     obs.proxy_reward,
                     progress,
+                    obs.kl,
                 )
             watches.append(observe(detector, watch, view))
         self.watches = tuple(watches)

@@ -227,11 +227,13 @@ class Monitor:
         estimated_progress: float = _ZERO,
         kind: JobKind = JobKind.RLHF,
         time: int = 0,
+        kl: float | None = None,
     ) -> MonitorVerdict:
         """Fold one evaluation of ``job_id`` and return the verdict (O(1)).
 
         An unknown job is registered on its first observation (spec ``MON-8``). Arguments of
-        the wrong type or a negative step raise before any state changes (``MON-1``).
+        the wrong type or a negative step raise before any state changes (``MON-1``); ``kl``
+        (``SIG-1``) reaches the report like ``proxy_reward``.
         """
         key = job_id  # exact types pass here; _checked handles subclasses or raises
         if not (
@@ -242,16 +244,16 @@ class Monitor:
             and (
                 (
                     loss is _NAN
-                    and proxy_reward is None
+                    and proxy_reward is kl is None
                     and estimated_progress is _ZERO
                     and kind is _RLHF
                     and time is _TIME_ZERO
                 )
-                or ordinary_extras(loss, proxy_reward, estimated_progress, kind, time)
+                or ordinary_extras(loss, proxy_reward, estimated_progress, kind, time, kl)
             )
         ):
-            key, step, score, loss, proxy_reward, estimated_progress, kind, time = checked(
-                key, step, score, loss, proxy_reward, estimated_progress, kind, time
+            key, step, score, loss, proxy_reward, estimated_progress, kind, time, kl = checked(
+                key, step, score, loss, proxy_reward, estimated_progress, kind, time, kl
             )
         if self._fast is not None and (verdict := self._fast(key, step, score)) is not None:
             return verdict  # type: ignore[return-value]  # the compiled build's path (MON-18)
@@ -263,7 +265,7 @@ class Monitor:
                 return self._continue(key, step, _STALE_STEP, job)
         fold = self._fold
         if fold is None:
-            extras = (kind, time, loss, proxy_reward, estimated_progress)
+            extras = (kind, time, loss, proxy_reward, estimated_progress, kl)
             job = self._generic(job, key, step, score, extras)
             reason = _COUNTED if _isfinite(score) else _NON_FINITE
         else:  # a built-in rule, in place on the job's record (MON-14)
@@ -283,10 +285,10 @@ class Monitor:
         key: JobKey,
         step: int,
         score: float,
-        extras: tuple[JobKind, int, float, float | None, float],
+        extras: tuple[JobKind, int, float, float | None, float, float | None],
     ) -> WatchRecord:
         """The generic path: one CheckpointView folded by ``observe`` (spec ``MON-2``)."""
-        kind, time, loss, proxy_reward, progress = extras
+        kind, time, loss, proxy_reward, progress, kl = extras
         if job is None:
             watch = start_watch(self._detector)
             serial, seen = self._next_serial, 0
@@ -294,7 +296,7 @@ class Monitor:
             watch, serial, seen = job.watch, job.serial, job.seen
         # Positional, in field order (MON-2 checks the mapping).
         view = CheckpointView(
-            serial, kind, seen + 1, step, time, self._sign * score, loss, proxy_reward, progress
+            serial, kind, seen + 1, step, time, self._sign * score, loss, proxy_reward, progress, kl
         )
         watch = observe(self._detector, watch, view)
         if isinstance(job, WatchRecord):

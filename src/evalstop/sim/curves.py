@@ -17,7 +17,10 @@ Nothing before the turn depends on the label, so neither the level of a checkpoi
 proxy reward or the loss at the first checkpoint tells hacking from healthy (``CRV-6``).
 
 The proxy reward rises linearly in the same KL clock ``t / P`` and the loss falls whatever the
-gold quality does (``CRV-3``). DPO and LoRA quality saturates (``CRV-4``). Eval noise is
+gold quality does (``CRV-3``). The KL an RLHF run reports is that clock squared, in Gao's units:
+``KL = d^2`` with ``d = d* t / P`` and ``d* = exp(alpha / beta - 1)`` the peak of Gao's law
+for the run's beta (``CRV-8``); it is drawn from nothing new, so adding it changed no other
+draw. DPO and LoRA quality saturates (``CRV-4``). Eval noise is
 Gaussian with standard deviation ``sigma G`` (``CRV-5``). All functions draw randomness only
 from the ``numpy.random.Generator`` they are given, in the same order whatever the label.
 """
@@ -99,6 +102,7 @@ class CurveSample:
         peak_fraction: where the continuous quality curve peaks, as a fraction of the run
             (> 1 when beyond the end).
         gain: the run's ``G``, the unit of its eval noise.
+        kl: the KL each checkpoint reports (RLHF only; None otherwise; ``CRV-8``).
     """
 
     quality: FloatArray
@@ -107,6 +111,7 @@ class CurveSample:
     proxy_reward: FloatArray | None
     peak_fraction: float
     gain: float
+    kl: FloatArray | None = None
 
 
 def loss_curve(fractions: FloatArray, rng: np.random.Generator, noise: float) -> FloatArray:
@@ -171,6 +176,7 @@ class CurveDraw:
         loss: the training loss each checkpoint reports (its noise does not scale with sigma).
         peak_fraction: where the continuous quality curve peaks, as a fraction of the run.
         gain: the run's ``G``, the unit of its eval noise.
+        kl: the noise-free KL each checkpoint reports (RLHF only; None otherwise; ``CRV-8``).
     """
 
     quality: FloatArray
@@ -180,6 +186,7 @@ class CurveDraw:
     loss: FloatArray
     peak_fraction: float
     gain: float
+    kl: FloatArray | None = None
 
     def sample(self, eval_noise: float) -> CurveSample:
         """The run's curves at eval noise ``eval_noise`` (a fraction of the run's gain): the
@@ -190,7 +197,7 @@ class CurveDraw:
         if self.proxy is not None and self.proxy_eps is not None:
             proxy = self.proxy + scale * self.proxy_eps
         return CurveSample(
-            self.quality, eval_score, self.loss, proxy, self.peak_fraction, self.gain
+            self.quality, eval_score, self.loss, proxy, self.peak_fraction, self.gain, self.kl
         )
 
 
@@ -250,7 +257,9 @@ def rlhf_draw(
     proxy = proxy_start + gain * (ALPHA_RL / beta) * fractions / rise_peak
     loss = loss_curve(fractions, rng, loss_noise)
     peak_fraction = turn if hacking else (1.0 if plateau else rise_peak)
-    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain)
+    # KL = d^2 in Gao's units: d = d* t / P, d* = exp(alpha / beta - 1) (CRV-8; no new draw).
+    kl = np.square(math.exp(ALPHA_RL / beta - 1.0) * fractions / rise_peak)
+    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain, kl)
 
 
 def saturating_curves(

@@ -98,4 +98,6 @@ def run_reports(draw: CurveDraw, steps: list[int], sigma: float) -> tuple[Observ
     # tolist() gives the same Python floats as float() of each element, in one call.
     proxies = [None] * len(steps) if proxy is None else proxy.tolist()
     scores, losses = sample.eval_score.tolist(), sample.loss.tolist()
-    return tuple(map(Observation, steps, scores, losses, proxies))
+    if sample.kl is None:
+        return tuple(map(Observation, steps, scores, losses, proxies))
+    return tuple(map(Observation, steps, scores, losses, proxies, sample.kl.tolist()))
