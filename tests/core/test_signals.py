@@ -606,3 +606,16 @@ def test_sig1_monitor_refuses_a_bad_kl() -> None:
     with pytest.raises(TypeError):
         monitor.observe("j", 10, 0.5, kl="big")  # type: ignore[arg-type]
     assert monitor.to_dict()["jobs"] == []
+
+
+@pytest.mark.parametrize("detector", DETECTORS)
+def test_sig2_extreme_scores_do_not_break_the_fold(detector: Any) -> None:
+    """SIG-2: scores near the float range, and tiny ones whose noise underflows, fold without
+    an error and leave a state a monitor can save (finite numbers)."""
+    for ys in ([0.0, 1e300, -1e300, 1e300, 0.0, 5.0, -1e300], [0.0, 0.0, 1e-268, 0.0, 1e-300]):
+        views = [view(i, y, proxy=y, kl=abs(y)) for i, y in enumerate(ys)]
+        monitor = Monitor(detector)
+        for v in views:
+            monitor.observe("j", v.step, v.eval_score, proxy_reward=v.proxy_reward, kl=v.kl)
+        fold(detector, views)
+        monitor.to_json()

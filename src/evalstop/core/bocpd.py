@@ -235,9 +235,10 @@ class BocpdDetector:
         self, state: BocpdState, t: int, y: float, sigma: float
     ) -> list[tuple[int, float, float, int, float, float, float, float]]:
         """Every hypothesis with ``y`` folded in, weighted by its predictive density of ``y``
-        (uniform while ``sigma`` is unknown), the weights normalised."""
+        (uniform while ``sigma`` is unknown or its square underflows), the weights normalised."""
         logs: list[float] = []
         rows = []
+        unit = sigma * sigma  # 0 also when sigma^2 underflows: no density then
         for h, start in enumerate(state.starts):
             tau, rel = float(t - start), y - state.priors[h]
             n, st, stt, sy, sty = (
@@ -249,7 +250,7 @@ class BocpdDetector:
             )
             weight = state.weights[h]
             log = math.log(weight) if weight > 0 else -math.inf
-            if sigma > 0:
+            if unit > 0:
                 a, b, i00, i01, i11 = _posterior(
                     n, st, stt, sy, sty, self.level_scale, self.slope_scale
                 )
@@ -257,7 +258,7 @@ class BocpdDetector:
                 residual = rel - (a + b * tau)
                 # log N(rel; a + b tau, sigma^2 spread) without -log(2 pi sigma^2) / 2, the
                 # same for every hypothesis: the weights are then exactly scale-free (SIG-2)
-                log -= 0.5 * (math.log(spread) + residual * residual / (sigma * sigma * spread))
+                log -= 0.5 * (math.log(spread) + residual * residual / (unit * spread))
             logs.append(log)
             rows.append(
                 (
@@ -271,6 +272,8 @@ class BocpdDetector:
                 )
             )
         top = max(logs)
+        if not math.isfinite(top):  # every density underflowed (scores near SPAN): no update
+            logs, top = [math.log(w) if w > 0 else -math.inf for w in state.weights], 0.0
         raw = [math.exp(log - top) for log in logs]
         total = math.fsum(raw)
         return [

@@ -14,9 +14,9 @@ The clock ``d`` is ``sqrt(max(KL, 0))`` when the run's first valid report carrie
 ``kl``; when it carries none the detector falls back, documented and reported by
 :meth:`KlBudgetDetector.uses_fallback`, to ``d = step`` (Gao et al.: ``d`` grows roughly
 linearly with the steps; a linear rescaling of ``d`` only reparametrises the fit, so the
-decisions do not depend on the step's unit). Once chosen the clock stays; a report lacking it
-or with a non-finite score is not folded. The kept checkpoint is the best reported score
-(``DET-4``). The alarm latches.
+decisions do not depend on the step's unit). Once chosen the clock stays; a report lacking it,
+with a non-finite score, or whose sums would overflow is not folded. The kept checkpoint is
+the best reported score (``DET-4``). The alarm latches.
 """
 
 from __future__ import annotations
@@ -152,6 +152,9 @@ class KlBudgetDetector:
             state.s_uy + u * y,
             state.s_yy + y * y,
         )
+        sums = (new.s_dd, new.s_du, new.s_uu, new.s_yy, new.s_dy, new.s_uy, new.s_d, new.s_u)
+        if not all(map(math.isfinite, (*sums, new.s_y))):  # its arithmetic would overflow
+            return state
         alarm = state.alarm or (new.n >= self.warmup_evals and self._past_peak(new))
         return attrs.evolve(new, alarm=alarm)
 
