@@ -18,7 +18,7 @@ import attrs
 
 from evalstop.core.registry import make_detector
 from evalstop.core.regret import RegretSummary, RunScore, summarize_runs
-from evalstop.experiments.scoreboard import DETECTORS
+from evalstop.experiments.grid import SCOREBOARD_DETECTORS
 from evalstop.sim.detection import confusion_rates
 from evalstop.traces import ReplayResult, Trace
 from evalstop.traces.corpus import (
@@ -60,7 +60,7 @@ class Report:
 
 def build_report(data: Path, healthy: Path = HEALTHY) -> Report:
     """Read, label and score every curve with every detector of the scoreboard."""
-    detectors = [make_detector(name) for name in DETECTORS]
+    detectors = [make_detector(name) for name in SCOREBOARD_DETECTORS]
     curves: list[CurveReport] = []
     for source in catalogue(data):
         gold = source.read(data, source.gold)
@@ -113,7 +113,7 @@ def _cell(result: ReplayResult) -> str:
 def _summary_rows(report: Report) -> list[list[str]]:
     rows = []
     for name, corpus, healthy in zip(
-        DETECTORS, report.corpus_summaries, report.healthy_summaries, strict=True
+        SCOREBOARD_DETECTORS, report.corpus_summaries, report.healthy_summaries, strict=True
     ):
         tp = round(corpus.recall * corpus.collapsing) if corpus.collapsing else 0
         fp = corpus.harmful_healthy + round(corpus.benign_rate * corpus.healthy)
@@ -166,7 +166,7 @@ def render_markdown(report: Report) -> str:
         "mean regret (supervised)",
     ]
     lines += _table(header, _summary_rows(report))
-    names = [make_detector(name).name for name in DETECTORS if name != "never"]
+    names = [make_detector(name).name for name in SCOREBOARD_DETECTORS if name != "never"]
     lines += ["", "## Corpus curves", "", _CELLS, ""]
     header = [
         "curve",
@@ -182,7 +182,9 @@ def render_markdown(report: Report) -> str:
         r = c.reading
         label = f"left out: {c.source.excluded}" if c.source.excluded else f"**{r.label}**"
         cells = [
-            _cell(res) for res, name in zip(c.results, DETECTORS, strict=True) if name != "never"
+            _cell(res)
+            for res, name in zip(c.results, SCOREBOARD_DETECTORS, strict=True)
+            if name != "never"
         ]
         first_peak_last = f"{_g(r.first)} / {_g(r.peak)} ({r.peak_step}) / {_g(r.last)}"
         rows.append(
@@ -203,7 +205,11 @@ def render_markdown(report: Report) -> str:
         [
             name,
             results[0].mode,
-            *[_cell(res) for res, d in zip(results, DETECTORS, strict=True) if d != "never"],
+            *[
+                _cell(res)
+                for res, d in zip(results, SCOREBOARD_DETECTORS, strict=True)
+                if d != "never"
+            ],
         ]
         for name, results in report.healthy
     ]

@@ -10,8 +10,8 @@ Data: EVALUATION data, as the scoreboard scores it (``evalstop detectors``, spec
 seed 1, the ``paper`` world at sigma 0.12 and the ``calibrated`` world at its own noise, at 10,
 20 and 40 evaluations per run, 1000 jobs a workload (their RLHF runs); the real RLHF corpus
 the package ships and ``tests/data/healthy-supervised``. The operating-point grid
-(:data:`evalstop.experiments.tradeoff.SWEEP`) and the keep floors (``RGT-6``) were fixed before
-this script ran. The detectors' defaults are fixed (noise-aware: chosen in the simulator on
+(:data:`evalstop.experiments.tradeoff.sweep.SWEEP`) and the keep floors (``RGT-6``) were fixed
+before this script ran. The detectors' defaults are fixed (noise-aware: chosen in the simulator on
 seeds 1001-1002 by ``docs/scripts/tune_noise_aware.py``, ``NAD-9``); nothing here chooses or
 changes a parameter. The real-curve table is a disclosure of how sensitive the detectors are to
 their knobs on those curves, not a tuning.
@@ -27,9 +27,9 @@ from pathlib import Path
 
 from tradeoff_page import gain_in_noise, render_page
 
-from evalstop.experiments.tradeoff import run_tradeoff
-from evalstop.experiments.tradeoff_plot import write_tradeoff_plot
-from evalstop.experiments.tradeoff_report import real_misses, render
+from evalstop.experiments.tradeoff.plot import write_tradeoff_plot
+from evalstop.experiments.tradeoff.report import real_misses, render
+from evalstop.experiments.tradeoff.sweep import run_tradeoff
 
 _ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = _ROOT / "tests" / "data" / "healthy-supervised"

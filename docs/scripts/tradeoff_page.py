@@ -12,20 +12,18 @@ from collections.abc import Sequence
 
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.experiments.scoreboard import goal_noise
+from evalstop.experiments.grid import NAD_WARMUP, NAD_Z, goal_noise
 from evalstop.experiments.tables import pct
-from evalstop.experiments.tradeoff import (
+from evalstop.experiments.tradeoff.report import Miss
+from evalstop.experiments.tradeoff.sweep import (
     GOAL_HARMFUL,
     GOAL_RECALL,
     GOAL_REGRET,
-    NAD_WARMUP,
-    NAD_Z,
     Panel,
     Point,
     Tradeoff,
     nearest_goal,
 )
-from evalstop.experiments.tradeoff_report import Miss
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import WORLDS
 

@@ -50,12 +50,12 @@ import attrs
 from evalstop.core.model import Job, JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.regret import RegretSummary, summarize_runs
+from evalstop.experiments.grid import DENSITIES
 from evalstop.sim.detection import fold_job, job_run_score, job_views
 from evalstop.sim.workload import WorkloadConfig, generate
 
 SEEDS = (1001, 1002)
 GOAL_CELLS = (("paper", 0.12), ("calibrated", None))
-DENSITIES = (10, 20, 40)
 INFO_DENSITY = 5
 Z = (1.5, 1.75, 2.0, 2.25, 2.5, 3.0)
 MEMORY = (0.1, 0.15, 0.2, 0.3)

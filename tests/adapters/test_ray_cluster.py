@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from evalstop.experiments.plan import Settings, Sim, plan
-from evalstop.experiments.ray_backend import RayBackend
-from evalstop.experiments.results import build_results, results_json
-from evalstop.experiments.runner import Figures, run_audits, run_plan
+from evalstop.experiments.paper.plan import Settings, Sim, plan
+from evalstop.experiments.paper.ray_backend import RayBackend
+from evalstop.experiments.paper.results import build_results, results_json
+from evalstop.experiments.paper.runner import Figures, run_audits, run_plan
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None, reason="needs Ray: pip install 'evalstop[ray]'"

@@ -8,7 +8,7 @@ import pytest
 
 from evalstop.cli import main
 from evalstop.cli import reproduce as reproduce_module
-from evalstop.experiments.runner import MAX_WORKERS_PER_CPU
+from evalstop.experiments.paper.runner import MAX_WORKERS_PER_CPU
 
 SMALL = ["reproduce", "--seeds", "1", "--jobs", "5", "--no-progress"]
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from evalstop.cli import main
-from evalstop.experiments.ray_backend import BackendError, RayBackend, check_reachable
+from evalstop.experiments.paper.ray_backend import BackendError, RayBackend, check_reachable
 
 
 def _closed_port() -> int:

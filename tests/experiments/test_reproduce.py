@@ -15,26 +15,29 @@ import pytest
 
 from evalstop.cli import main
 from evalstop.core.errors import UnknownNameError
-from evalstop.experiments import plots, runner
-from evalstop.experiments.paper import PAPER
-from evalstop.experiments.plan import (
+from evalstop.experiments import plotting
+from evalstop.experiments.grid import (
     BASE_RATES,
-    BASES,
     DENSITIES,
     DENSITY_KS,
-    DETECTORS,
     KS,
+    PAPER_DETECTORS,
+    PAPER_NOISES,
+)
+from evalstop.experiments.paper import plots, runner
+from evalstop.experiments.paper.figures import PAPER
+from evalstop.experiments.paper.plan import (
+    BASES,
     MAIN_SYSTEMS,
-    NOISES,
     Settings,
     Sim,
     decides_on_eval_scores,
     plan,
     reads_eval_scores,
 )
-from evalstop.experiments.results import Results, build_results, results_json
-from evalstop.experiments.runner import run_audits, run_group, run_plan
-from evalstop.experiments.stats import estimate
+from evalstop.experiments.paper.results import Results, build_results, results_json
+from evalstop.experiments.paper.runner import run_audits, run_group, run_plan
+from evalstop.experiments.paper.stats import estimate
 
 SMALL = Settings(seeds=2, jobs=40, gpus=16)
 
@@ -55,9 +58,11 @@ def test_rep1_every_experiment_and_cell_is_there(small_results: dict[str, Any]) 
     for r in small_results["worlds"].values():
         assert [row["system"] for row in r["main"]] == list(MAIN_SYSTEMS)
         assert [row["base"] for row in r["composability"]] == list(BASES)
-        assert len(r["noise"]) == len(NOISES) * len(DETECTORS)
-        assert [row["sigma"] for row in r["noise"]] == [s for s in NOISES for _ in DETECTORS]
-        assert len(r["base_rate"]) == len(BASE_RATES) * len(DETECTORS)
+        assert len(r["noise"]) == len(PAPER_NOISES) * len(PAPER_DETECTORS)
+        assert [row["sigma"] for row in r["noise"]] == [
+            s for s in PAPER_NOISES for _ in PAPER_DETECTORS
+        ]
+        assert len(r["base_rate"]) == len(BASE_RATES) * len(PAPER_DETECTORS)
         assert [row["k"] for row in r["k"]] == list(KS)
     sims = plan(SMALL)
     assert len(sims) == len(set(sims))
@@ -170,7 +175,7 @@ def test_rep8_density_sweep(small_results: dict[str, Any]) -> None:
     at each planned density; rows report detection only (no base: changes are null)."""
     rows = small_results["worlds"]["paper"]["density"]
     cells = {(row["evals_per_run"], row["sigma"], row["k"]) for row in rows}
-    assert {(e, s, 2) for e in DENSITIES for s in NOISES} <= cells
+    assert {(e, s, 2) for e in DENSITIES for s in PAPER_NOISES} <= cells
     assert {(e, 0.02, k) for e in DENSITIES for k in DENSITY_KS} <= cells
     assert all(row["base"] is None and row["jct_change_pct"] is None for row in rows)
     assert small_results["worlds"]["calibrated"]["density"] == []
@@ -239,14 +244,14 @@ def test_rep4_cli_writes_results_and_plots(
                 assert key in row
             for key in ("precision", "recall", "fpr"):
                 assert row[key] is None or 0.0 <= row[key] <= 1.0
-    if plots.plots_available():
+    if plotting.plots_available():
         for world in ("paper", "calibrated"):
             for name in plots.plot_names(world):
                 if name.startswith("density") and world != "paper":
                     continue
                 assert (out / f"{name}.png").stat().st_size > 1000
     else:
-        assert plots.PLOTS_HINT in printed
+        assert plotting.PLOTS_HINT in printed
 
 
 def test_rep4_without_matplotlib_one_line_says_how(
@@ -273,7 +278,7 @@ def test_rep4_without_matplotlib_one_line_says_how(
     printed = capsys.readouterr().out
     assert code == 0
     assert (tmp_path / "results.json").exists()
-    assert printed.count(plots.PLOTS_HINT) == 1
+    assert printed.count(plotting.PLOTS_HINT) == 1
     assert not list(tmp_path.glob("*.png"))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalstop.cli import main
-from evalstop.experiments.plan import BASES, MAIN_SYSTEMS, Settings, plan
+from evalstop.experiments.paper.plan import BASES, MAIN_SYSTEMS, Settings, plan
 from evalstop.sim.philly import TraceSpec
 
 SPEC = TraceSpec(window="2017-10-02..", jobs=60, gpus=64, load=0.9)

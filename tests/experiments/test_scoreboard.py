@@ -9,11 +9,9 @@ from typing import Any
 import pytest
 
 from evalstop.cli import main
-from evalstop.experiments import scoreboard
-from evalstop.experiments.scoreboard import (
-    DENSITIES,
-    DETECTORS,
-    TRADEOFF_Z,
+from evalstop.experiments.grid import DENSITIES, SCOREBOARD_DETECTORS, TRADEOFF_Z
+from evalstop.experiments.scoreboard import board as scoreboard
+from evalstop.experiments.scoreboard.board import (
     render,
     run_scoreboard,
     to_json,
@@ -35,10 +33,10 @@ def test_scb1_every_detector_world_noise_and_density(board: scoreboard.Scoreboar
         noises = {world.eval_noise, 0.02, 0.05, 0.12}
         cells = [cell for cell in sim if cell.world == world.name]
         assert {(c.noise, c.evals) for c in cells} == {(n, d) for n in noises for d in DENSITIES}
-        assert len(cells) == len(noises) * len(DENSITIES) * len(DETECTORS)
+        assert len(cells) == len(noises) * len(DENSITIES) * len(SCOREBOARD_DETECTORS)
     real = {cell.detector: cell.summary for cell in board.cells if cell.source == "real"}
     healthy = {cell.detector: cell.summary for cell in board.cells if cell.source == "healthy"}
-    assert set(real) == set(healthy) == set(DETECTORS)
+    assert set(real) == set(healthy) == set(SCOREBOARD_DETECTORS)
     assert real["never"].recall == 0.0 and healthy["never"].harmful == 0
     assert healthy["noise-aware"].runs == 12 and healthy["noise-aware"].collapsing == 0
     assert len(board.tradeoff) == 2 * len(DENSITIES) * len(TRADEOFF_Z)
@@ -48,7 +46,7 @@ def test_scb2_json_and_table_are_deterministic(board: scoreboard.Scoreboard) -> 
     """SCB-2: the JSON has every cell with its place, NaN as null; same seed, same numbers."""
     payload = to_json(board)
     text = json.dumps(payload, allow_nan=False)
-    assert json.loads(text)["cells"][0]["detector"] == DETECTORS[0]
+    assert json.loads(text)["cells"][0]["detector"] == SCOREBOARD_DETECTORS[0]
     assert to_json(run_scoreboard(jobs=24, healthy=HEALTHY)) == payload
     table = render(board)
     assert "real RLHF" in table and "healthy" in table and "noise-aware" in table

@@ -15,10 +15,12 @@ from evalstop.core.keep_floor import keep_floors, kept_indices
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import KEEP_MEMORY, NoiseAwareDetector
 from evalstop.core.regret import summarize_runs
-from evalstop.experiments import tradeoff
-from evalstop.experiments.plots import plots_available
-from evalstop.experiments.scoreboard import TRADEOFF_Z, sim_scoreboard
-from evalstop.experiments.tradeoff import (
+from evalstop.experiments.grid import TRADEOFF_Z
+from evalstop.experiments.plotting import plots_available
+from evalstop.experiments.scoreboard.board import sim_scoreboard
+from evalstop.experiments.tradeoff import sweep as tradeoff
+from evalstop.experiments.tradeoff.report import diagnose, real_misses, render
+from evalstop.experiments.tradeoff.sweep import (
     SWEEP,
     Point,
     frontier,
@@ -26,7 +28,6 @@ from evalstop.experiments.tradeoff import (
     run_tradeoff,
     sim_panel,
 )
-from evalstop.experiments.tradeoff_report import diagnose, real_misses, render
 from evalstop.sim.detection import fold_job, job_run_score
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import WORLDS

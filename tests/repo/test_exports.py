@@ -12,7 +12,7 @@ import pytest
 
 import evalstop
 
-OPTIONAL = {"evalstop.experiments.plots"}  # imports matplotlib lazily, still importable
+OPTIONAL = {"evalstop.experiments.paper.plots"}  # imports matplotlib lazily, still importable
 
 
 def modules() -> list[str]:

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts")
 
 from real_traces import build_report, main, render_markdown
 
-from evalstop.experiments.scoreboard import DETECTORS
+from evalstop.experiments.grid import SCOREBOARD_DETECTORS
 from evalstop.traces.corpus import default_data_dir
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "real-traces.md"
@@ -24,8 +24,8 @@ def test_cor4_report_scores_every_curve_with_every_detector() -> None:
     report = build_report(default_data_dir())
     assert len(report.curves) == 56 and len(report.healthy) == 12
     for curve in report.curves:
-        assert len(curve.results) == len(curve.scores) == len(DETECTORS)
-    never = report.corpus_summaries[DETECTORS.index("never")]
+        assert len(curve.results) == len(curve.scores) == len(SCOREBOARD_DETECTORS)
+    never = report.corpus_summaries[SCOREBOARD_DETECTORS.index("never")]
     assert never.recall == 0.0 and never.harmful == 0
     names = {curve.source.name: curve for curve in report.curves}
     vanilla = names["PAR ppo_gemma2-2b_ultrafb: Vanilla"]

@@ -13,8 +13,8 @@ from tradeoff_noise_aware import main
 from tradeoff_page import _real_verdict
 
 from evalstop.core.regret import RegretSummary
-from evalstop.experiments.tradeoff import Point, Tradeoff
-from evalstop.experiments.tradeoff_report import Miss
+from evalstop.experiments.tradeoff.report import Miss
+from evalstop.experiments.tradeoff.sweep import Point, Tradeoff
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -86,7 +86,7 @@ def test_rgt5_score_curve_with_a_scale_gives_gain_and_loss() -> None:
 def test_cor4_healthy_supervised_curves_are_readable(tmp_path: Path) -> None:
     """COR-4: the public healthy curves in tests/data read and score without a harmful stop."""
     folder = Path(__file__).resolve().parents[1] / "data" / "healthy-supervised"
-    from evalstop.experiments.scoreboard import real_scores
+    from evalstop.experiments.scoreboard.board import real_scores
 
     _, healthy = real_scores(NoiseAwareDetector(), healthy=folder)
     assert len(healthy) == 12

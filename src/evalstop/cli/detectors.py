@@ -1,6 +1,6 @@
 """``evalstop detectors``: the regret-first scoreboard of every registered detector (``SCB``).
 
-Runs :func:`evalstop.experiments.scoreboard.run_scoreboard`, prints its table, and writes
+Runs :func:`evalstop.experiments.scoreboard.board.run_scoreboard`, prints its table, and writes
 ``scoreboard.json`` and (with matplotlib) ``scoreboard.png`` to ``--out``.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from evalstop.cli.errors import CliError
 from evalstop.cli.output import OutputDir
-from evalstop.experiments.scoreboard import render, run_scoreboard, to_json
-from evalstop.experiments.scoreboard_plot import write_plot
+from evalstop.experiments.scoreboard.board import render, run_scoreboard, to_json
+from evalstop.experiments.scoreboard.plot import write_plot
 
 __all__ = ["add_arguments", "run"]
 

@@ -13,20 +13,21 @@ import attrs
 from evalstop.cli.cluster_trace import add_trace_arguments, load_trace_workload, trace_spec
 from evalstop.cli.errors import CliError
 from evalstop.cli.output import OutputDir
-from evalstop.experiments.plan import FULL, QUICK, WORLD_NAMES, Settings, plan
-from evalstop.experiments.plots import PLOTS_HINT, plot_names, plots_available, write_plots
-from evalstop.experiments.ray_backend import Backend, BackendError, RayBackend
-from evalstop.experiments.report import render_report
-from evalstop.experiments.results import Results, build_results, results_json
-from evalstop.experiments.runner import (
+from evalstop.experiments.paper.plan import FULL, QUICK, WORLD_NAMES, Settings, plan
+from evalstop.experiments.paper.plots import plot_names, write_plots
+from evalstop.experiments.paper.ray_backend import Backend, BackendError, RayBackend
+from evalstop.experiments.paper.report import render_report
+from evalstop.experiments.paper.results import Results, build_results, results_json
+from evalstop.experiments.paper.runner import (
     MAX_WORKERS_PER_CPU,
     default_workers,
     max_workers,
     run_audits,
     run_plan,
 )
-from evalstop.experiments.scoreboard import Scoreboard
-from evalstop.experiments.scoreboard_reproduce import (
+from evalstop.experiments.plotting import PLOTS_HINT, plots_available
+from evalstop.experiments.scoreboard.board import Scoreboard
+from evalstop.experiments.scoreboard.reproduce import (
     SCOREBOARD_FILES,
     reproduce_scoreboard,
     write_scoreboard,

@@ -19,7 +19,7 @@ from evalstop.core.detectors import start_watch
 from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector
 from evalstop.core.noise_fold import NoiseFold
 from evalstop.experiments.tables import format_table, pct
-from evalstop.experiments.tradeoff import (
+from evalstop.experiments.tradeoff.sweep import (
     GOAL_HARMFUL,
     GOAL_RECALL,
     GOAL_REGRET,

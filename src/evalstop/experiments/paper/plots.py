@@ -1,16 +1,16 @@
 """PNG plots of a reproduction (needs the optional ``plots`` extra: matplotlib).
 
-:func:`plots_available` says whether matplotlib can be imported; :func:`write_plots` writes,
+:func:`~evalstop.experiments.plotting.plots_available` says whether matplotlib can be
+imported; :func:`write_plots` writes,
 for each world, one PNG per sweep, the density sweep and example curves, and returns the paths
 written. The paper world's files are ``noise.png``, ``base_rate.png``, ``k.png``,
 ``composability.png``, ``density.png`` and ``curves.png``; another world's carry its name as a
 suffix (``noise_calibrated.png``). The paper's composability band comes from
-:data:`~evalstop.experiments.paper.PAPER`, drawn on the paper world only.
+:data:`~evalstop.experiments.paper.figures.PAPER`, drawn on the paper world only.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,34 +19,21 @@ from typing import Any
 import numpy as np
 
 from evalstop.core.model import Job, JobKind
-from evalstop.experiments.paper import PaperFigures
-from evalstop.experiments.plan import DENSITIES, DENSITY_KS, NOISES, Settings, Sim
-from evalstop.experiments.results import Results, Row, WorldResults
+from evalstop.experiments.grid import DENSITIES, DENSITY_KS, PAPER_NOISES
+from evalstop.experiments.paper.figures import PaperFigures
+from evalstop.experiments.paper.plan import Settings, Sim
+from evalstop.experiments.paper.results import Results, Row, WorldResults
+from evalstop.experiments.plotting import pyplot
 from evalstop.sim.workload import generate
 
-__all__ = ["PLOTS_HINT", "plot_names", "plots_available", "write_plots"]
+__all__ = ["plot_names", "write_plots"]
 
-PLOTS_HINT = "plots skipped: matplotlib is missing; pip install 'evalstop[plots]' to get them"
 PLOTS = ("noise", "base_rate", "k", "composability", "density", "curves")
-
-
-def plots_available() -> bool:
-    """True when matplotlib is importable."""
-    return importlib.util.find_spec("matplotlib") is not None
 
 
 def plot_names(world: str) -> tuple[str, ...]:
     """The file names (without ``.png``) of ``world``'s plots."""
     return PLOTS if world == "paper" else tuple(f"{name}_{world}" for name in PLOTS)
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _value(row: Row, metric: str) -> tuple[float, float]:
@@ -132,9 +119,11 @@ def _density_plot(plt: Any, world: WorldResults, path: Path, title: str) -> None
     sigma = world.world.eval_noise
     for evals in DENSITIES:
         rows = [r for r in world.density if r.evals_per_run == evals]
-        fpr = [_value(next(r for r in rows if r.sigma == s and r.k == 2), "fpr") for s in NOISES]
+        fpr = [
+            _value(next(r for r in rows if r.sigma == s and r.k == 2), "fpr") for s in PAPER_NOISES
+        ]
         ax.errorbar(
-            NOISES,
+            PAPER_NOISES,
             [v for v, _ in fpr],
             yerr=[e for _, e in fpr],
             marker="o",
@@ -200,7 +189,7 @@ def _curves_plot(plt: Any, settings: Settings, world: str, path: Path) -> None:
 
 def write_plots(results: Results, out: Path) -> list[Path]:
     """Write every world's plots into ``out`` (see the module docstring)."""
-    plt = _pyplot()
+    plt = pyplot()
     written: list[Path] = []
     for world in results.worlds:
         name = world.world.name

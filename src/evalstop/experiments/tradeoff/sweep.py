@@ -25,19 +25,17 @@ from evalstop.core.keep_floor import keep_floors, kept_indices
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import KEEP_MEMORY, NoiseAwareDetector
 from evalstop.core.regret import RegretSummary, RunScore, summarize_runs
-from evalstop.experiments.scoreboard import goal_noise, real_scores, sim_scores
+from evalstop.experiments.grid import DENSITIES, NAD_WARMUP, NAD_Z, goal_noise
+from evalstop.experiments.scoreboard.board import real_scores, sim_scores
 from evalstop.sim.detection import job_run_score
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import WORLDS
 
 __all__ = [
-    "DENSITIES",
     "GOAL_HARMFUL",
     "GOAL_RECALL",
     "GOAL_REGRET",
     "KEEP_RULES",
-    "NAD_WARMUP",
-    "NAD_Z",
     "SWEEP",
     "Panel",
     "Point",
@@ -49,17 +47,6 @@ __all__ = [
     "run_tradeoff",
     "sim_panel",
 ]
-
-NAD_Z: tuple[float, ...] = tuple(
-    sorted({1.0, 1.5, 2.0, 2.25, 2.5, 3.0, 4.0, NoiseAwareDetector().z})
-)
-"""The noise-aware ``z`` values of the sweep: the scoreboard's 1..3, 2.25, 4 and the default."""
-
-NAD_WARMUP: tuple[int, ...] = tuple(sorted({3, 4, 5, 6, NoiseAwareDetector().warmup_evals}))
-"""The noise-aware warm-ups (evaluations) of the sweep, the default among them."""
-
-DENSITIES: tuple[int, ...] = (10, 20, 40)
-"""Evaluations per run of the goal cells."""
 
 GOAL_RECALL = 0.90
 GOAL_HARMFUL = 0.05
@@ -194,7 +181,8 @@ def run_tradeoff(
     data: Path | None = None,
     healthy: Path | None = None,
 ) -> Tradeoff:
-    """Every goal cell of ``worlds`` at :data:`DENSITIES`, and the real-curve sweep."""
+    """Every goal cell of ``worlds`` at :data:`~evalstop.experiments.grid.DENSITIES`, and the
+    real-curve sweep."""
     panels = tuple(sim_panel(world, evals, jobs, seed) for world in worlds for evals in DENSITIES)
     real, extra = real_points(data, healthy)
     return Tradeoff(panels, real, extra, jobs, seed)

@@ -11,22 +11,24 @@ from __future__ import annotations
 
 import attrs
 
+from evalstop.experiments.grid import (
+    BASE_RATES,
+    DENSITIES,
+    DENSITY_KS,
+    KS,
+    PAPER_DETECTORS,
+    PAPER_NOISES,
+)
 from evalstop.sim.philly import TraceSpec
 from evalstop.sim.workload import WorkloadConfig
 from evalstop.sim.worlds import WORLDS, world_named
 
 __all__ = [
     "BASES",
-    "BASE_RATES",
-    "DENSITIES",
-    "DENSITY_KS",
     "DENSITY_WORLDS",
-    "DETECTORS",
     "FULL",
-    "KS",
     "MAIN_BASE",
     "MAIN_SYSTEMS",
-    "NOISES",
     "QUICK",
     "WORLD_NAMES",
     "Settings",
@@ -40,18 +42,10 @@ __all__ = [
 MAIN_BASE = "srtf-est"
 MAIN_SYSTEMS = ("srtf-est", "evalstop+srtf-est", "stopat-0.65+srtf-est", "lossplateau+srtf-est")
 BASES = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las")
-DETECTORS = ("evalstop", "stopat-0.65", "lossplateau")
-NOISES = (0.01, 0.02, 0.05, 0.08, 0.12)
-BASE_RATES = (0.2, 0.4, 0.6, 0.8)
-KS = (1, 2, 3, 4, 5)
-DENSITIES = (10, 20, 40)
-"""Evaluations planned per RLHF run in the density sweep (REP-8)."""
 DENSITY_WORLDS = ("paper",)
 """The worlds the density sweep runs in: the paper's rule is judged in the paper's world (a
 density-40 simulation costs four of density 10, so the calibrated world is left out to keep
 the full run's time in bounds)."""
-DENSITY_KS = (1, 2, 3)
-"""The k values of the density sweep (beyond 3, recall only falls further)."""
 
 WORLD_NAMES = tuple(WORLDS)
 """Every world ``reproduce`` runs by default: paper, then calibrated."""
@@ -177,15 +171,15 @@ def _seed_plan(settings: Settings, world: str, seed: int) -> set[Sim]:
     sims = {at(system) for system in MAIN_SYSTEMS}
     for base in BASES:
         sims.update((at(base), at(_system("evalstop", base))))
-    for noise in NOISES:
+    for noise in PAPER_NOISES:
         sims.add(at(MAIN_BASE, noise=noise))
-        sims.update(at(_system(d, MAIN_BASE), noise=noise) for d in DETECTORS)
+        sims.update(at(_system(d, MAIN_BASE), noise=noise) for d in PAPER_DETECTORS)
     for share in BASE_RATES:
         sims.add(at(MAIN_BASE, share=share))
-        sims.update(at(_system(d, MAIN_BASE), share=share) for d in DETECTORS)
+        sims.update(at(_system(d, MAIN_BASE), share=share) for d in PAPER_DETECTORS)
     sims.update(at(evalstop, k=k) for k in KS)
     for evals in DENSITIES if world in DENSITY_WORLDS else ():
-        sims.update(at(evalstop, evals=evals, noise=noise) for noise in NOISES)
+        sims.update(at(evalstop, evals=evals, noise=noise) for noise in PAPER_NOISES)
         sims.update(at(evalstop, evals=evals, k=k) for k in DENSITY_KS)
     return sims
 

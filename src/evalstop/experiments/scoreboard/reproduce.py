@@ -15,9 +15,9 @@ from pathlib import Path
 
 import attrs
 
-from evalstop.experiments.plan import Settings
-from evalstop.experiments.scoreboard import Scoreboard, render, sim_scoreboard, to_json
-from evalstop.experiments.scoreboard_plot import write_plot
+from evalstop.experiments.paper.plan import Settings
+from evalstop.experiments.scoreboard.board import Scoreboard, render, sim_scoreboard, to_json
+from evalstop.experiments.scoreboard.plot import write_plot
 
 __all__ = ["SCOREBOARD_FILES", "ReproducedScoreboard", "reproduce_scoreboard", "write_scoreboard"]
 

@@ -9,21 +9,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
-from evalstop.experiments.plots import plots_available
-from evalstop.experiments.scoreboard import DETECTORS, Cell, Scoreboard
+from evalstop.experiments.grid import SCOREBOARD_DETECTORS
+from evalstop.experiments.plotting import plots_available, pyplot
+from evalstop.experiments.scoreboard.board import Cell, Scoreboard
 
 __all__ = ["write_plot"]
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _points(cells: list[Cell]) -> tuple[list[float], list[float], list[float]]:
@@ -38,18 +29,18 @@ def write_plot(board: Scoreboard, out: Path) -> list[Path]:
     """Write ``scoreboard.png`` to ``out``; returns the paths written (none without matplotlib)."""
     if not plots_available():
         return []
-    plt = _pyplot()
+    plt = pyplot()
     worlds = sorted({c.world for c in board.cells if c.source == "sim"})
     real = [c for c in board.cells if c.source != "sim"]
     panels = len(worlds) + 1 + bool(real)
     fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4.2))
     for axis, world in zip(axes, worlds, strict=False):
-        for name in DETECTORS:
+        for name in SCOREBOARD_DETECTORS:
             cells = [c for c in board.cells if c.world == world and c.detector == name]
             xs, ys, sizes = _points(cells)
             axis.scatter(xs, ys, s=sizes, alpha=0.6, label=name)
         axis.set_title(f"simulated: {world} world (size: evals per run)")
-    for name in DETECTORS if real else ():
+    for name in SCOREBOARD_DETECTORS if real else ():
         for source, marker in (("real", "o"), ("healthy", "s")):
             cells = [c for c in real if c.detector == name and c.source == source]
             xs, ys, _ = _points(cells)

@@ -12,24 +12,26 @@ from typing import Any
 
 import attrs
 
-from evalstop.experiments.leakage import Leakage
-from evalstop.experiments.paper import PAPER, PaperFigures, paper_json
-from evalstop.experiments.plan import (
+from evalstop.experiments.grid import (
     BASE_RATES,
-    BASES,
     DENSITIES,
     DENSITY_KS,
-    DENSITY_WORLDS,
-    DETECTORS,
     KS,
+    PAPER_DETECTORS,
+    PAPER_NOISES,
+)
+from evalstop.experiments.leakage import Leakage
+from evalstop.experiments.paper.figures import PAPER, PaperFigures, paper_json
+from evalstop.experiments.paper.plan import (
+    BASES,
+    DENSITY_WORLDS,
     MAIN_BASE,
     MAIN_SYSTEMS,
-    NOISES,
     Settings,
     Sim,
 )
-from evalstop.experiments.runner import Figures
-from evalstop.experiments.stats import Estimate, estimate
+from evalstop.experiments.paper.runner import Figures
+from evalstop.experiments.paper.stats import Estimate, estimate
 from evalstop.sim.philly import fitted_trace
 from evalstop.sim.worlds import World, world_named
 
@@ -231,17 +233,21 @@ def _world_results(
         composability=tuple(table.row(f"evalstop+{base}", base) for base in BASES),
         noise=tuple(
             table.row(f"{d}+{MAIN_BASE}", MAIN_BASE, noise=sigma)
-            for sigma in NOISES
-            for d in DETECTORS
+            for sigma in PAPER_NOISES
+            for d in PAPER_DETECTORS
         ),
         base_rate=tuple(
             table.row(f"{d}+{MAIN_BASE}", MAIN_BASE, share=share)
             for share in BASE_RATES
-            for d in DETECTORS
+            for d in PAPER_DETECTORS
         ),
         k=tuple(table.row(evalstop, MAIN_BASE, k=k) for k in KS),
         density=tuple(
-            [table.row(evalstop, None, evals=e, noise=sigma) for e in densities for sigma in NOISES]
+            [
+                table.row(evalstop, None, evals=e, noise=sigma)
+                for e in densities
+                for sigma in PAPER_NOISES
+            ]
             + [table.row(evalstop, None, evals=e, k=k) for e in densities for k in DENSITY_KS]
         ),
         leakage=leakage,

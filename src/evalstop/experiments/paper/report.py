@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from evalstop.experiments.grid import DENSITIES, DENSITY_KS, PAPER_NOISES
 from evalstop.experiments.leakage import AUC_LIMIT, ERROR_MARGIN, Leakage
-from evalstop.experiments.paper import PaperFigures, PaperValue
-from evalstop.experiments.plan import DENSITIES, DENSITY_KS, NOISES
-from evalstop.experiments.results import Results, Row, WorldResults
+from evalstop.experiments.paper.figures import PaperFigures, PaperValue
+from evalstop.experiments.paper.results import Results, Row, WorldResults
 from evalstop.experiments.tables import format_table
 from evalstop.sim.philly import fitted_trace
 
@@ -121,13 +121,13 @@ def _density(world: WorldResults) -> str:
     sigma = world.world.eval_noise
     header = [
         "evals/run",
-        *[f"FPR s={s:g}" for s in NOISES],
+        *[f"FPR s={s:g}" for s in PAPER_NOISES],
         *[f"recall k={k}" for k in DENSITY_KS],
     ]
     rows = []
     for evals in DENSITIES:
         cells = [str(evals)]
-        for s in NOISES:
+        for s in PAPER_NOISES:
             cells.append(_ours(by_cell[(evals, s, 2)], "fpr", percent=False).split(" ")[0])
         for k in DENSITY_KS:
             cells.append(_ours(by_cell[(evals, sigma, k)], "recall", percent=False).split(" ")[0])

@@ -22,8 +22,8 @@ from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.engine.collector import paused
 from evalstop.experiments.leakage import Leakage, audit
-from evalstop.experiments.plan import Settings, Sim, decides_on_eval_scores
-from evalstop.experiments.ray_backend import Backend
+from evalstop.experiments.paper.plan import Settings, Sim, decides_on_eval_scores
+from evalstop.experiments.paper.ray_backend import Backend
 from evalstop.sim.attach import AttachRule
 from evalstop.sim.detection import detection_metrics
 from evalstop.sim.metrics import JobOutcome, job_outcomes, kept_at, system_metrics
@@ -177,7 +177,7 @@ def run_plan(
     """Figures of every simulation in ``sims``; ``progress(done, total)`` after each group.
 
     ``backend`` runs the groups elsewhere (e.g. a
-    :class:`~evalstop.experiments.ray_backend.RayBackend`, spec ``RAY-1``) instead of in
+    :class:`~evalstop.experiments.paper.ray_backend.RayBackend`, spec ``RAY-1``) instead of in
     ``workers`` local processes.
     """
     groups = _groups(settings, sims)

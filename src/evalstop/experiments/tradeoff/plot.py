@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstop.experiments.plots import plots_available
-from evalstop.experiments.tradeoff import (
+from evalstop.experiments.plotting import plots_available, pyplot
+from evalstop.experiments.tradeoff.sweep import (
     GOAL_HARMFUL,
     GOAL_RECALL,
     GOAL_REGRET,
@@ -85,11 +85,7 @@ def write_tradeoff_plot(board: Tradeoff, path: Path) -> list[Path]:
     matplotlib)."""
     if not plots_available():
         return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     columns = 4
     rows = math.ceil((len(board.panels) + 1) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.8 * rows), squeeze=False)

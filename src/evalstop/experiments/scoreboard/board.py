@@ -3,8 +3,8 @@
 ``evalstop detectors`` (spec ``SCB``) runs each detector at its defaults over
 
 - the simulator: both worlds (``paper``, ``calibrated``), each noise level of
-  :data:`NOISES` and 10, 20 and 40 evaluations per run, folding every job's reports exactly as
-  EvalStop sees them (``RGT-4``);
+  :data:`~evalstop.experiments.grid.SCOREBOARD_NOISES` and 10, 20 and 40 evaluations per run,
+  folding every job's reports exactly as EvalStop sees them (``RGT-4``);
 - the real RLHF corpus the package ships (``COR``), and optionally a folder of healthy curves
   (every numeric column of every CSV, each scored as a healthy run),
 
@@ -28,6 +28,13 @@ from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.registry import make_detector
 from evalstop.core.regret import RegretSummary, RunScore, summarize_runs
+from evalstop.experiments.grid import (
+    DENSITIES,
+    SCOREBOARD_DETECTORS,
+    SCOREBOARD_NOISES,
+    TRADEOFF_Z,
+    goal_noise,
+)
 from evalstop.experiments.tables import format_table, pct
 from evalstop.sim.detection import fold_job, job_run_score, job_views
 from evalstop.sim.workload import WorkloadConfig, generate
@@ -36,13 +43,8 @@ from evalstop.traces.corpus import catalogue, default_data_dir, read_label, scor
 from evalstop.traces.reader import read_trace
 
 __all__ = [
-    "DENSITIES",
-    "DETECTORS",
-    "NOISES",
-    "TRADEOFF_Z",
     "Cell",
     "Scoreboard",
-    "goal_noise",
     "real_scores",
     "render",
     "run_scoreboard",
@@ -50,18 +52,6 @@ __all__ = [
     "sim_scores",
     "to_json",
 ]
-
-DETECTORS: tuple[str, ...] = ("evalstop", "noise-aware", "lossplateau", "stopat", "never")
-"""Registry names, each at its defaults (``stopat`` at 0.65 of the run)."""
-
-NOISES: tuple[float | None, ...] = (None, 0.02, 0.05, 0.12)
-"""Eval noise levels; None is the world's own (paper 0.02, calibrated 0.106)."""
-
-DENSITIES: tuple[int, ...] = (10, 20, 40)
-"""Evaluations per run."""
-
-TRADEOFF_Z: tuple[float, ...] = (1.0, 1.5, 2.0, 2.5, 3.0)
-"""The noise-aware ``z`` values of the trade-off curve."""
 
 
 @attrs.frozen(slots=True)
@@ -86,12 +76,6 @@ class Scoreboard:
     seed: int
 
 
-def goal_noise(world: str) -> float:
-    """The eval noise of a world's goal cells (the issue's goals): sigma 0.12 in the ``paper``
-    world, the world's own noise in any other."""
-    return 0.12 if world == "paper" else WORLDS[world].eval_noise
-
-
 def sim_scores(
     detectors: Sequence[Detector[Any]], config: WorkloadConfig, seed: int
 ) -> list[list[RunScore]]:
@@ -109,14 +93,14 @@ def sim_scores(
 def _sim_cells(
     detectors: Sequence[Detector[Any]], jobs: int, seed: int, worlds: Sequence[str]
 ) -> Iterable[tuple[Cell, ...]]:
-    """Per workload: the cells of :data:`DETECTORS`, then, at a goal cell (the paper world at
-    sigma 0.12, the calibrated world at its own noise), those of the ``z`` trade-off. Each
-    workload is drawn once."""
+    """Per workload: the cells of :data:`~evalstop.experiments.grid.SCOREBOARD_DETECTORS`, then,
+    at a goal cell (the paper world at sigma 0.12, the calibrated world at its own noise), those
+    of the ``z`` trade-off. Each workload is drawn once."""
     variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
-    labels = [*DETECTORS, *(f"noise-aware(z={z:g})" for z in TRADEOFF_Z)]
+    labels = [*SCOREBOARD_DETECTORS, *(f"noise-aware(z={z:g})" for z in TRADEOFF_Z)]
     for world in (WORLDS[name] for name in worlds):
         goal = goal_noise(world.name)
-        noises = dict.fromkeys(world.eval_noise if n is None else n for n in NOISES)
+        noises = dict.fromkeys(world.eval_noise if n is None else n for n in SCOREBOARD_NOISES)
         for noise in noises:
             for evals in DENSITIES:
                 config = WorkloadConfig(
@@ -174,7 +158,7 @@ def run_scoreboard(
         jobs = 250 if quick else 1000
     board = sim_scoreboard(jobs=jobs, seed=seed)
     cells = list(board.cells)
-    for name in DETECTORS:
+    for name in SCOREBOARD_DETECTORS:
         corpus, extra = real_scores(make_detector(name), data, healthy)
         cells.append(Cell(name, "real", summarize_runs(corpus)))
         if healthy is not None:
@@ -186,12 +170,12 @@ def sim_scoreboard(*, jobs: int, seed: int = 1, worlds: Sequence[str] | None = N
     """The simulator part alone: every detector's cells and the ``z`` trade-off of ``worlds``
     (default: every world), as ``reproduce`` includes it (``SCB-5``)."""
     names = tuple(WORLDS) if worlds is None else tuple(worlds)
-    detectors = [make_detector(name) for name in DETECTORS]
+    detectors = [make_detector(name) for name in SCOREBOARD_DETECTORS]
     cells: list[Cell] = []
     tradeoff: list[Cell] = []
     for workload in _sim_cells(detectors, jobs, seed, names):
-        cells.extend(workload[: len(DETECTORS)])
-        tradeoff.extend(workload[len(DETECTORS) :])
+        cells.extend(workload[: len(SCOREBOARD_DETECTORS)])
+        tradeoff.extend(workload[len(SCOREBOARD_DETECTORS) :])
     order = {"paper": 0, "calibrated": 1}
     tradeoff.sort(key=lambda cell: (order.get(cell.world, 2), cell.evals))
     return Scoreboard(tuple(cells), tuple(tradeoff), jobs, seed)
