@@ -293,9 +293,7 @@ class Watch(Generic[S]):
 
     The best checkpoint is tracked the same way for every detector, so "stop and save" keeps
     the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``), unless
-    the detector keeps its own: a detector with a ``kept(state)`` method returning
-    ``(step, score)`` (the noise-aware detector's ``keep="level"``, ``NAD-10``; the divergence
-    detector, ``SIG-4``).
+    the detector keeps its own by a ``kept(state)`` method (``NAD-10``, ``SIG-4``).
 
     Attributes:
         rule: the detector's own state.

@@ -232,8 +232,7 @@ class Monitor:
         """Fold one evaluation of ``job_id`` and return the verdict (O(1)).
 
         An unknown job is registered on its first observation (spec ``MON-8``). Arguments of
-        the wrong type or a negative step raise before any state changes (``MON-1``); ``kl``
-        (``SIG-1``) reaches the report like ``proxy_reward``.
+        the wrong type or a negative step raise before any state changes (``MON-1``).
         """
         key = job_id  # exact types pass here; _checked handles subclasses or raises
         if not (
@@ -275,8 +274,7 @@ class Monitor:
             reason = _COUNTED if fold(job, step, self._sign * score) else _NON_FINITE
         if job.fired_step is not None:
             return self._stop(key, step, reason, job)
-        best = job.best_score
-        best = None if best is None else self._sign * best
+        best = None if (kept := job.best_score) is None else self._sign * kept
         return _continue_of(key, step, reason, job.evals, job.best_step, best)
 
     def _generic(
