@@ -31,7 +31,8 @@ def write(upto: int) -> None:
 
 command = [str(runs), "--metric", "win_rate", "--state", str(out / "watch.sqlite"), "--once"]
 log = out / "commands.txt"  # a stand-in for running the command: write it down
-command += ["--on-stop", f"echo scancel --name {{name}} >> {log}"]
+# No shell runs --on-stop: a redirection asks for one, the run's name comes as an argument.
+command += ["--on-stop", f"sh -c 'echo scancel --name \"$1\" >> {log}' sh {{name}}"]
 write(3)
 main(["watch", *command])  # nothing to stop yet; the watcher remembers what it read
 write(6)

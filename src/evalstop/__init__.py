@@ -9,7 +9,9 @@ Layout (each layer imports only the layers above it; ``tests/repo/test_layers.py
 - ``sim/``: synthetic worlds (curves, workloads), running them, and the metrics that alone may
   read the hidden truth.
 - ``live/``: the online ``Monitor`` and its JSON state.  ``traces/``: reading training logs
-  and replaying them.  ``adapters/``: Ray Tune and Hugging Face.
+  and replaying them.  ``adapters/``: Ray Tune, Hugging Face, Optuna, Lightning.
+- ``watch/``: the ``evalstop watch`` sidecar (runs, their sources, the state file, actions),
+  above ``live`` and ``traces``.
 - ``experiments/``: the paper's experiments, tables and plots.  ``cli/``: the ``evalstop``
   command.
 

@@ -12,7 +12,8 @@ import sys
 for name in {BLOCKED!r}:
     sys.modules[name] = None  # "import name" now raises ImportError
 import evalstop, evalstop.adapters
-from evalstop.adapters import lightning, optuna, mlflow
+from evalstop.adapters import lightning, optuna
+from evalstop.watch import mlflow
 for build, extra in [
     (lambda: optuna.EvalStopPruner(), "optuna"),
     (lambda: lightning.EvalStopCallback("val_score"), "lightning"),

@@ -82,7 +82,7 @@ def _watch(root: Path, state: Path, out: Path, marker_dir: Path) -> subprocess.P
         "--interval",
         "0.05",
         "--on-stop",
-        f"touch {marker_dir}/{{stop_step}}-$(basename {{path}})",
+        f"touch {marker_dir}/{{stop_step}}-{{name}}",
     ]
     with out.open("ab") as stdout:
         return subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE)
@@ -178,7 +178,8 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_once_on_finished_logs_and_on_stop_fields_wch_4(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """WCH-4, WCH-7: --once decides finished runs; --on-stop gets the fields shell-quoted."""
+    """WCH-4, WCH-7, WCH-9: --once decides finished runs; --on-stop gets each field as one
+    argument (a quote in a run's name is text) and in its environment."""
     root = tmp_path / "runs"
     (root / "it's").mkdir(parents=True)
     scores = [0.1, 0.5, 0.4, 0.3, 0.2]
@@ -188,12 +189,13 @@ def test_once_on_finished_logs_and_on_stop_fields_wch_4(
     state = str(tmp_path / "s.db")
     record = tmp_path / "record.txt"
     options = ["--metric", "score", "--detector", "evalstop", "--state", state, "--once"]
-    command = f"printf '%s|%s|%s' {{name}} {{stop_step}} {{best_value}} > {record}"
+    script = f'printf "%s|%s|%s|%s" "$1" "$2" "$3" "$EVALSTOP_BEST_STEP" > {record}'
+    command = f"sh -c '{script}' sh {{name}} {{stop_step}} {{best_value}}"
     code, out, err = cli(capsys, str(root), *options, "--on-stop", command)
     assert (code, err) == (0, "")
     body = json.loads(out)
     assert (body["name"], body["stop_step"], body["best_step"]) == ("it's", 30, 10)
-    assert record.read_text() == "it's|30|0.5"
+    assert record.read_text() == "it's|30|0.5|10"
     assert json.loads((root / "it's" / "evalstop-stop.json").read_text()) == body
     assert cli(capsys, str(root), *options) == (0, "", "")
 

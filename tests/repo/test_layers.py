@@ -22,6 +22,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "live": frozenset({"core", "live"}),
     "traces": frozenset({"core", "live", "traces"}),
     "adapters": frozenset({"core", "live", "traces", "adapters"}),
+    "watch": frozenset({"core", "live", "traces", "watch"}),
     "experiments": frozenset({"core", "engine", "sim", "live", "traces", "experiments"}),
 }
 """Layer -> the layers it may import. ``cli`` and the package root may import every layer."""

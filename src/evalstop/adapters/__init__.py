@@ -5,8 +5,9 @@
 - :mod:`evalstop.adapters.hf`: ``EvalStopCallback`` (a ``TrainerCallback``; TRL's logged
   rewards with ``event="log"``), with ``pip install 'evalstop[hf]'``;
 - :mod:`evalstop.adapters.optuna`: ``EvalStopPruner`` (an Optuna pruner);
-- :mod:`evalstop.adapters.lightning`: ``EvalStopCallback`` (a Lightning ``Callback``);
-- :mod:`evalstop.adapters.mlflow`: MLflow runs as sources of ``evalstop watch``.
+- :mod:`evalstop.adapters.lightning`: ``EvalStopCallback`` (a Lightning ``Callback``).
+
+MLflow runs, as sources of ``evalstop watch``, are :mod:`evalstop.watch.mlflow`.
 
 This package imports none of those libraries: only its submodules do, and ``import evalstop``
 imports no adapter. :class:`MetricFeed`, the framework-free core the adapters share, serves any

@@ -14,9 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import signal
-import subprocess
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,26 +28,21 @@ from evalstop.core.detectors import Detector
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import Monitor
-from evalstop.live.store import StateError, StateStore
-from evalstop.live.watch import Run, Watcher, watch
-from evalstop.traces.follow import discover_runs
+from evalstop.watch.actions import ActionRunner, CommandError, argv_template
+from evalstop.watch.folders import FolderRuns
+from evalstop.watch.source import Run, RunSource
+from evalstop.watch.store import StateError, StateStore
+from evalstop.watch.watcher import Watcher, watch
 
 __all__ = ["MARKER", "add_arguments", "run"]
 
 MARKER = "evalstop-stop.json"
 """The marker file written in a stopped run's folder (the callbacks' ``stop_file``)."""
 
-_FIELDS = (
-    "run",
-    "name",
-    "path",
-    "metric",
-    "detector",
-    "stop_step",
-    "best_step",
-    "best_value",
-    "evals",
-)
+GRACE = 5.0
+"""Seconds a SIGTERM leaves running ``--on-stop`` commands before they are killed (and redone
+at the next start): the watcher ends well within 10 s (``WCH-7``)."""
+
 # stopat needs a run's length, which a live run does not know.
 _LIVE_DETECTORS = tuple(name for name in DETECTOR_NAMES if not name.startswith("stopat"))
 
@@ -78,56 +72,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--once", action="store_true", help="poll once and exit (cron)")
     parser.add_argument(
         "--on-stop",
-        metavar="CMD",
-        help="shell command run at each stop; {run}, {name}, {path}, {stop_step}, {best_step}, "
-        "{best_value}, {metric}, {detector} are replaced by the run's (shell-quoted) fields",
+        metavar="ARGV",
+        help="command run at each stop, without a shell: split like a shell line, then "
+        "{run}, {name}, {path}, {stop_step}, {best_step}, {best_value}, {metric}, {detector}, "
+        "{evals} replaced inside each argument (a field is one argument, never re-parsed); the "
+        "same facts are in EVALSTOP_RUN, EVALSTOP_NAME, ... Its output goes to stderr",
+    )
+    parser.add_argument(
+        "--on-stop-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="kill an --on-stop command still running after this long (default 60)",
+    )
+    parser.add_argument(
+        "--on-stop-jobs",
+        type=int,
+        default=4,
+        metavar="N",
+        help="--on-stop commands run at once (default 4)",
     )
     add_knobs(parser)
-
-
-def _substitute(template: str, body: dict[str, Any]) -> str:
-    fields = {name: shlex.quote("" if body[name] is None else str(body[name])) for name in _FIELDS}
-    try:
-        return template.format(**fields)
-    except (KeyError, IndexError, ValueError) as error:
-        raise CliError(f"--on-stop: bad placeholder in {template!r} ({error})") from None
 
 
 def _write_marker(folder: str, body: dict[str, Any]) -> None:
     path = Path(folder) / MARKER
     temporary = path.with_name(f".{MARKER}.tmp")
-    temporary.write_text(json.dumps(body, allow_nan=False) + "\n", encoding="utf-8")
+    temporary.unlink(missing_ok=True)  # never write through a symlink planted there
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(body, allow_nan=False) + "\n")
     os.replace(temporary, path)
 
 
-def _announcer(args: argparse.Namespace) -> Callable[[dict[str, Any]], None]:
-    def announce(body: dict[str, Any]) -> None:
-        if body["path"] is not None:
-            try:
-                _write_marker(body["path"], body)
-            except OSError as error:
-                _report(f"{body['path']}: cannot write {MARKER} ({error.strerror})")
-        print(json.dumps(body, allow_nan=False), flush=True)
-
-    return announce
-
-
-def _actor(
-    args: argparse.Namespace, mark: Callable[[dict[str, Any]], None] | None
-) -> Callable[[dict[str, Any]], None]:
-    def act(body: dict[str, Any]) -> None:
-        if body["path"] is None and mark is not None:
-            try:
-                mark(body)
-            except Exception as error:  # the tracking server's own errors
-                _report(f"{body['run']}: cannot tag the run ({error})")
-        if args.on_stop:
-            command = _substitute(args.on_stop, body)
-            code = subprocess.run(command, shell=True, check=False).returncode
-            if code != 0:
-                _report(f"{body['run']}: --on-stop exited with {code}")
-
-    return act
+def _announce(body: dict[str, Any]) -> None:
+    if body["path"] is not None:
+        try:
+            _write_marker(body["path"], body)
+        except OSError as error:
+            _report(f"{body['path']}: cannot write {MARKER} ({error.strerror or error})")
+    print(json.dumps(body, allow_nan=False), flush=True)
 
 
 def _report(message: str) -> None:
@@ -139,6 +123,10 @@ def _check(args: argparse.Namespace) -> list[Path]:
         raise CliError(f"--k must be >= 1, got {args.k}")
     if not args.interval > 0:
         raise CliError(f"--interval must be > 0, got {args.interval}")
+    if not args.on_stop_timeout > 0:
+        raise CliError(f"--on-stop-timeout must be > 0, got {args.on_stop_timeout}")
+    if args.on_stop_jobs < 1:
+        raise CliError(f"--on-stop-jobs must be >= 1, got {args.on_stop_jobs}")
     if not args.dirs and args.mlflow is None:
         raise CliError("give at least one DIR or --mlflow URI")
     if args.experiment is not None and args.mlflow is None:
@@ -147,8 +135,6 @@ def _check(args: argparse.Namespace) -> list[Path]:
     for root in roots:
         if not root.is_dir():
             raise CliError(f"{root}: not a directory")
-    if args.on_stop:
-        _substitute(args.on_stop, dict.fromkeys(_FIELDS, 0))
     return roots
 
 
@@ -167,19 +153,45 @@ def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
     return lambda: Monitor(detector, metric=args.metric, **options)
 
 
+def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
+    sources: list[RunSource] = [FolderRuns(roots, args.metric, args.step_column)]
+    if args.mlflow is not None:
+        from evalstop.watch.mlflow import MlflowRuns
+
+        try:
+            sources.append(MlflowRuns(args.mlflow, args.experiment, args.metric))
+        except ImportError as error:
+            raise CliError(str(error)) from None
+    return sources
+
+
+def _discoverer(sources: list[RunSource]) -> Callable[[], list[Run]]:
+    reported: set[str] = set()
+
+    def discover() -> list[Run]:
+        runs: list[Run] = []
+        for source in sources:
+            found, problems = source.runs()
+            runs.extend(found)
+            for problem in problems:
+                if problem not in reported:
+                    reported.add(problem)
+                    _report(problem)
+        return runs
+
+    return discover
+
+
 def run(args: argparse.Namespace) -> int:
     roots = _check(args)
+    try:
+        argv = None if args.on_stop is None else argv_template(args.on_stop)
+    except CommandError as error:
+        raise CliError(str(error)) from None
     new_monitor = _new_monitor(args)
     template = new_monitor()
     settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
-    mlflow = None
-    if args.mlflow is not None:
-        from evalstop.adapters.mlflow import MlflowRuns
-
-        try:
-            mlflow = MlflowRuns(args.mlflow, args.experiment, args.metric)
-        except ImportError as error:
-            raise CliError(str(error)) from None
+    sources = _sources(args, roots)
     stopping = False
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -193,31 +205,30 @@ def run(args: argparse.Namespace) -> int:
     except StateError as error:
         _restore(previous)
         raise CliError(str(error)) from None
-
-    reported: set[str] = set()
-
-    def discover() -> list[Run]:
-        runs, problems = discover_runs(roots, args.metric, args.step_column)
-        if mlflow is not None:
-            found, trouble = mlflow.runs()
-            runs.extend(found)
-            problems.extend(trouble)
-        for problem in problems:
-            if problem not in reported:
-                reported.add(problem)
-                _report(problem)
-        return runs
-
+    runner = ActionRunner(
+        sources, argv, timeout=args.on_stop_timeout, jobs=args.on_stop_jobs, report=_report
+    )
     try:
-        watcher = Watcher(
-            store,
-            args.metric,
-            new_monitor,
-            _announcer(args),
-            _report,
-            _actor(args, None if mlflow is None else mlflow.mark),
-        )
-        watch(watcher, discover, interval=args.interval, once=args.once, stopping=lambda: stopping)
+        watcher = Watcher(store, args.metric, new_monitor, _announce, _report, runner)
+        try:
+            watch(
+                watcher,
+                _discoverer(sources),
+                interval=args.interval,
+                once=args.once,
+                stopping=lambda: stopping,
+                idle=lambda: not runner.busy(),
+            )
+        finally:
+            runner.close(GRACE)
+        watcher.deliver_pending()  # record the actions that finished meanwhile
+    except StateError as error:
+        raise CliError(str(error)) from None
+    except sqlite3.Error as error:
+        raise CliError(
+            f"{args.state}: cannot write the state file ({error}); nothing of the poll in "
+            "flight was recorded, a restart reads it again"
+        ) from None
     finally:
         store.close()
         _restore(previous)

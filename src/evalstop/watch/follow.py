@@ -1,6 +1,6 @@
 """Incremental readers for ``evalstop watch``: new evaluations of growing logs (spec ``WCH-1``).
 
-Each reader is a :class:`~evalstop.live.watch.Source`: given the position saved after its last
+Each reader is a :class:`~evalstop.watch.source.Source`: given the position saved after its last
 read, it reads only what follows and returns the new position, so a watcher never re-reads
 what it folded.
 
@@ -24,24 +24,25 @@ import csv
 import importlib
 import json
 import os
+import stat
 import struct
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstop.live.watch import Point, Run, Source, SourceError
 from evalstop.traces.errors import TraceError
 from evalstop.traces.parse import STEP_CANDIDATES, Bad, parse_step, parse_value
 from evalstop.traces.tensorboard import _checksum
 from evalstop.traces.tfrecord import header_ok
+from evalstop.watch.source import Point, SourceError
 
 __all__ = [
     "CsvSource",
     "EventFileSource",
     "JsonlSource",
     "TrainerStateSource",
-    "discover_runs",
-    "run_sources",
+    "latest_trainer_state",
+    "regular",
 ]
 
 
@@ -228,8 +229,8 @@ class TrainerStateSource:
         if path is None:
             return [], position
         try:
-            stat = path.stat()
-            if (stat.st_size, stat.st_mtime_ns) == (size, mtime):
+            info = path.stat()
+            if (info.st_size, info.st_mtime_ns) == (size, mtime):
                 return [], position
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -246,57 +247,27 @@ class TrainerStateSource:
             if value is not None and step is not None and step > last:
                 points.append((step, value))
                 last = step
-        return points, [last, stat.st_size, stat.st_mtime_ns]
+        return points, [last, info.st_size, info.st_mtime_ns]
+
+
+def regular(path: Path) -> bool:
+    """A regular file (through symlinks), without opening it."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def latest_trainer_state(folder: Path) -> Path | None:
-    """``folder/trainer_state.json``, else the one in the highest ``checkpoint-<step>``."""
+    """``folder/trainer_state.json``, else the one in the highest ``checkpoint-<step>``
+    (regular files only: a pipe under that name is no trainer state)."""
     direct = folder / "trainer_state.json"
-    if direct.is_file():
+    if regular(direct):
         return direct
     best: tuple[int, Path] | None = None
     for child in folder.glob("checkpoint-*/trainer_state.json"):
         suffix = child.parent.name.removeprefix("checkpoint-")
-        if suffix.isdigit() and (best is None or int(suffix) > best[0]):
+        newer = suffix.isdigit() and len(suffix) < 20 and (best is None or int(suffix) > best[0])
+        if newer and regular(child):
             best = (int(suffix), child)
     return None if best is None else best[1]
-
-
-def run_sources(folder: Path, metric: str, step_column: str | None = None) -> tuple[Source, ...]:
-    """A run folder's sources, by precedence: its trainer state, else its TensorBoard event
-    files (in name order, which is creation order), else its ``*.jsonl`` files, else its
-    ``*.csv`` files (``WCH-1``). Empty while the folder holds none of them."""
-    if latest_trainer_state(folder) is not None:
-        return (TrainerStateSource(folder, metric),)
-    files = sorted(p for p in folder.iterdir() if p.is_file())
-    events = [p for p in files if "tfevents" in p.name]
-    if events:
-        return tuple(EventFileSource(p, metric) for p in events)
-    jsonl = [p for p in files if p.suffix.lower() in (".jsonl", ".ndjson")]
-    if jsonl:
-        return tuple(JsonlSource(p, metric, step_column) for p in jsonl)
-    return tuple(CsvSource(p, metric, step_column) for p in files if p.suffix.lower() == ".csv")
-
-
-def discover_runs(
-    roots: Iterable[Path], metric: str, step_column: str | None = None
-) -> tuple[list[Run], list[str]]:
-    """The runs under ``roots`` (each sub-folder of a root is a run, named by its path) and
-    one problem line per root that cannot be listed."""
-    runs: list[Run] = []
-    problems: list[str] = []
-    for root in roots:
-        try:
-            folders = sorted(p for p in root.iterdir() if p.is_dir())
-        except OSError as error:
-            problems.append(f"{root}: cannot list ({error.strerror or error})")
-            continue
-        for folder in folders:
-            try:
-                sources = run_sources(folder, metric, step_column)
-            except OSError as error:
-                problems.append(f"{folder}: cannot list ({error.strerror or error})")
-                continue
-            if sources:
-                runs.append(Run(str(folder), folder.name, str(folder), sources))
-    return runs, problems

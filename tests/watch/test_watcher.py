@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from evalstop.core.detectors import DeclineDetector
 from evalstop.live.monitor import Monitor
-from evalstop.live.store import StateError, StateStore
-from evalstop.live.watch import Point, Run, SourceError, Watcher, watch
 from evalstop.traces import Trace, TraceFormat, replay
+from evalstop.watch.source import Point, Run, SourceError
+from evalstop.watch.store import StateError, StateStore
+from evalstop.watch.watcher import Watcher, watch
 
 SETTINGS = {"metric": "score", "mode": "max", "detector": "evalstop-k2"}
 

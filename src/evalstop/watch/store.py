@@ -10,8 +10,11 @@ lost: a restart finishes every delivery still unfinished, redoing only the effec
 under way (``WCH-4``).
 
 The file is opened in WAL mode with ``synchronous=FULL``: a commit is on disk before any
-effect of the decision it records. An advisory lock on ``<state>.lock`` keeps a second watcher
-off the same file (``WCH-5``).
+effect of the decision it records. An advisory lock on ``<resolved state>.lock`` keeps a second
+watcher off the same file, however its path is spelled (a symlink, a relative path: ``WCH-5``).
+The file records its schema version (:data:`SCHEMA_VERSION`); a file of another version, of
+another program, or whose rows do not hold what this module wrote is refused with one line
+(``WCH-10``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,13 @@ import attrs
 
 from evalstop.core.errors import EvalStopError
 
-__all__ = ["ACTED", "ANNOUNCED", "Pending", "StateError", "StateStore"]
+__all__ = ["ACTED", "ANNOUNCED", "SCHEMA_VERSION", "Pending", "StateError", "StateStore"]
+
+SCHEMA_VERSION = 2
+"""The layout of the state file. 1 (unrecorded) keyed runs by their path as given; 2 keys them
+by their resolved path (``WCH-1``), so a file of version 1 is refused, not reused."""
+
+_TABLES = {"meta", "runs", "positions", "decisions", "sqlite_sequence"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,16 +84,24 @@ class StateStore:
 
     def __init__(self, path: str | os.PathLike[str], settings: Mapping[str, Any]) -> None:
         self._path = Path(path)
-        self._lock = self._acquire(Path(f"{self._path}.lock"))
+        resolved = self._path.resolve()
+        if resolved.exists() and not resolved.is_file():
+            raise StateError(f"{self._path}: not a regular file")
+        self._lock = self._acquire(Path(f"{resolved}.lock"))
         try:
-            self._db = sqlite3.connect(self._path, isolation_level=None)
+            self._db = sqlite3.connect(resolved, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            self._check_tables()
             self._db.executescript(_SCHEMA)
             self._check_settings(json.dumps(dict(settings), sort_keys=True))
+            self._check_rows()
         except sqlite3.Error as error:
             self.close()
             raise StateError(f"{self._path}: not a usable state file ({error})") from None
+        except StateError:
+            self.close()
+            raise
 
     @staticmethod
     def _acquire(lock_path: Path) -> int:
@@ -99,9 +116,43 @@ class StateStore:
             raise StateError(f"{lock_path}: another watcher holds this state file") from None
         return fd
 
+    def _check_tables(self) -> None:
+        rows = self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        foreign = {str(name) for (name,) in rows} - _TABLES
+        if foreign:
+            raise StateError(
+                f"{self._path}: not an evalstop watch state file (it has tables "
+                f"{sorted(foreign)}); use another --state file"
+            )
+
+    def _check_rows(self) -> None:
+        """Every saved row is what this module writes: JSON of the right shape."""
+        try:
+            for (text,) in self._db.execute("SELECT position FROM positions"):
+                json.loads(text)
+            for (text,) in self._db.execute("SELECT monitor FROM runs"):
+                if not isinstance(json.loads(text), dict):
+                    raise ValueError("a monitor is not an object")
+            for seq, body, stage in self._db.execute("SELECT seq, body, delivered FROM decisions"):
+                if not isinstance(json.loads(body), dict) or stage not in (0, ANNOUNCED, ACTED):
+                    raise ValueError(f"decision {seq} is malformed")
+        except (TypeError, ValueError, RecursionError) as error:
+            raise StateError(
+                f"{self._path}: a damaged state file ({error}); use another --state file"
+            ) from None
+
     def _check_settings(self, text: str) -> None:
         with self.transaction():
+            version = self._db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
             row = self._db.execute("SELECT value FROM meta WHERE key='settings'").fetchone()
+            if version is None and row is None:
+                self._db.execute("INSERT INTO meta VALUES('version', ?)", (str(SCHEMA_VERSION),))
+            elif version is None or version[0] != str(SCHEMA_VERSION):
+                found = "an older evalstop" if version is None else f"schema {version[0]!r}"
+                raise StateError(
+                    f"{self._path}: made by {found}, this evalstop writes schema "
+                    f"{SCHEMA_VERSION}; use another --state file"
+                )
             if row is None:
                 self._db.execute("INSERT INTO meta VALUES('settings', ?)", (text,))
             elif row[0] != text:
@@ -109,6 +160,11 @@ class StateStore:
                     f"{self._path}: made by a watcher with other settings ({row[0]}); "
                     "use another --state file"
                 )
+
+    @property
+    def path(self) -> Path:
+        """The state file, as given."""
+        return self._path
 
     def close(self) -> None:
         """Close the database and release the lock."""
@@ -123,10 +179,12 @@ class StateStore:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                with suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -9,15 +9,9 @@ from typing import Any
 
 import pytest
 
-from evalstop.live.watch import SourceError
-from evalstop.traces.follow import (
-    CsvSource,
-    EventFileSource,
-    JsonlSource,
-    TrainerStateSource,
-    discover_runs,
-    run_sources,
-)
+from evalstop.watch.folders import discover_runs, run_sources
+from evalstop.watch.follow import CsvSource, EventFileSource, JsonlSource, TrainerStateSource
+from evalstop.watch.source import SourceError
 
 
 def append(path: Path, text: str) -> None:

@@ -1,73 +1,59 @@
 """Follow live runs, apply the monitor's rule to each, and decide once per run (spec ``WCH``).
 
-A :class:`Watcher` polls runs. A run is a name, an optional folder and its sources; a source
-reads the points ``(step, value)`` that follow a saved read position and returns the new
-position. Each run has its own one-job :class:`~evalstop.live.monitor.Monitor`, so a watcher
-decides exactly as :func:`evalstop.traces.replay.replay` does on the same points (``WCH-2``).
+A :class:`Watcher` polls runs (:class:`~evalstop.watch.source.Run`): each has its own one-job
+:class:`~evalstop.live.monitor.Monitor`, so a watcher decides exactly as
+:func:`evalstop.traces.replay.replay` does on the same points (``WCH-2``).
 
-Crash safety comes from :class:`~evalstop.live.store.StateStore`: a run's new positions, its
+Crash safety comes from :class:`~evalstop.watch.store.StateStore`: a run's new positions, its
 monitor and its decision are committed together (``WCH-3``); a decision's effects are carried
-out after that commit and marked delivered after them (``WCH-4``). The module knows no file
-format and does no I/O of its own beyond the store: readers come from
-:mod:`evalstop.traces.follow` and MLflow, effects from the caller.
+out after that commit and marked delivered after them (``WCH-4``). The announcement (marker,
+JSON line) is made inline; the actions (commands, a source's own) are handed to an
+:class:`~evalstop.watch.actions.ActionRunner` and recorded as done when they finish. A run
+whose reading fails in any way is reported once and skipped; the others go on (``WCH-6``).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import attrs
 
-from evalstop.core.errors import EvalStopError
 from evalstop.live.monitor import Monitor, Stop
-from evalstop.live.store import ACTED, ANNOUNCED, Pending, StateStore
+from evalstop.watch.source import Run, SourceError
+from evalstop.watch.store import ACTED, ANNOUNCED, StateError, StateStore
 
-__all__ = ["Decision", "Point", "Run", "Source", "SourceError", "Watcher", "watch"]
-
-Point = tuple[int, float]
-"""``(step, value)``: one evaluation of a run."""
+__all__ = ["Actions", "Decision", "Watcher", "watch"]
 
 _JOB = "run"
 
 
-class SourceError(EvalStopError):
-    """A source cannot be read now: one line naming it and the problem (``WCH-6``)."""
+class Actions(Protocol):
+    """What carries out decisions' actions (:class:`~evalstop.watch.actions.ActionRunner`)."""
+
+    def start(self, seq: int, body: Mapping[str, Any]) -> bool: ...
+
+    def finished(self) -> list[int]: ...
 
 
-class Source(Protocol):
-    """Where a run's evaluations come from: a file, or an MLflow run's metric history."""
+class _Inline:
+    """Actions done at once, in the polling loop (a plain callable; tests and embedders)."""
 
-    @property
-    def key(self) -> str:
-        """A name unique among all sources (a file's path); its position is saved under it."""
-        ...
+    def __init__(self, act: Callable[[dict[str, Any]], None] | None) -> None:
+        self._act = act
+        self._done: list[int] = []
 
-    def read(self, position: Any) -> tuple[Sequence[Point], Any]:
-        """The points after ``position`` (None: from the start) and the position after them.
+    def start(self, seq: int, body: Mapping[str, Any]) -> bool:
+        if self._act is not None:
+            self._act(dict(body))
+        self._done.append(seq)
+        return True
 
-        Positions are JSON values. Raises :class:`SourceError` when the source is unusable.
-        """
-        ...
-
-
-@attrs.frozen(slots=True)
-class Run:
-    """One followed run.
-
-    Attributes:
-        key: the run's key in decisions and in the state file (unique): its folder's path.
-        name: a short name for commands (the folder's name, an MLflow run's name).
-        folder: the run's folder, where the marker file goes; None for a run without one.
-        sources: its sources, folded in this order at each poll.
-    """
-
-    key: str
-    name: str
-    folder: str | None
-    sources: tuple[Source, ...]
+    def finished(self) -> list[int]:
+        done, self._done = self._done, []
+        return done
 
 
 @attrs.frozen(slots=True)
@@ -83,10 +69,14 @@ class Decision:
     best_step: int | None
     best_value: float | None
     evals: int
+    facts: Mapping[str, str] = attrs.field(factory=dict)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The fields, in order, as JSON values."""
-        return attrs.asdict(self)
+        """The fields, in order, as JSON values (``facts`` only when the run has some)."""
+        body = attrs.asdict(self)
+        if not body["facts"]:
+            del body["facts"]
+        return body
 
 
 class Watcher:
@@ -99,8 +89,9 @@ class Watcher:
         deliver: announces a decision (marker file, JSON line); called once per decision,
             again after a restart only if the previous process died between announcing it and
             recording that.
-        act: then acts on it (the command, an MLflow tag), with the same guarantee.
         report: receives one line per problem (an unreadable run); never fatal.
+        act: then acts on it: a callable run inline, or an :class:`Actions` runner (the
+            decision is recorded as acted when the runner says it finished).
     """
 
     def __init__(
@@ -110,7 +101,7 @@ class Watcher:
         new_monitor: Callable[[], Monitor],
         deliver: Callable[[dict[str, Any]], None],
         report: Callable[[str], None],
-        act: Callable[[dict[str, Any]], None] | None = None,
+        act: Callable[[dict[str, Any]], None] | Actions | None = None,
     ) -> None:
         self._store = store
         self._metric = metric
@@ -119,7 +110,7 @@ class Watcher:
         self._detector = template.detector
         self._loss_sign = -1.0 if template.mode == "max" else 1.0
         self._deliver = deliver
-        self._act = act
+        self._actions = _Inline(act) if act is None or callable(act) else act
         self._report = report
         self._reported: dict[str, str] = {}
         self._decided = store.decided()
@@ -127,9 +118,9 @@ class Watcher:
     def poll(self, runs: Iterable[Run]) -> int:
         """One pass: deliver what is pending, fold every undecided run, deliver new stops.
 
-        Returns the number of decisions delivered by this pass.
+        Returns the number of decisions announced by this pass.
         """
-        delivered = self._deliver_pending()
+        delivered = self.deliver_pending()
         for run in runs:
             if run.key in self._decided:
                 continue
@@ -137,9 +128,13 @@ class Watcher:
                 self._fold(run)
             except SourceError as error:
                 self._problem(run.key, str(error))
+            except (ArithmeticError, LookupError, MemoryError, RecursionError, TypeError,
+                    ValueError) as error:  # fmt: skip
+                # A reader's own bug on hostile input must not stop the other runs (WCH-6).
+                self._problem(run.key, f"{run.key}: cannot read ({type(error).__name__})")
             else:
                 self._reported.pop(run.key, None)
-        return delivered + self._deliver_pending()
+        return delivered + self.deliver_pending()
 
     def _problem(self, run: str, message: str) -> None:
         if self._reported.get(run) != message:
@@ -150,7 +145,13 @@ class Watcher:
         saved = self._store.monitor(run)
         if saved is None:
             return self._new_monitor()
-        return Monitor.from_json(saved, self._detector)
+        try:
+            return Monitor.from_json(saved, self._detector)
+        except Exception as error:  # whatever a tampered text makes the codec raise
+            raise StateError(
+                f"{self._store.path}: the saved monitor of {run} is damaged ({error}); "
+                "use another --state file"
+            ) from None
 
     def _fold(self, run: Run) -> None:
         monitor = self._load(run.key)
@@ -196,18 +197,24 @@ class Watcher:
             best_step=stop.best_step,
             best_value=stop.best_score,
             evals=stop.evals,
+            facts=dict(run.facts),
         )
 
-    def _deliver_pending(self) -> int:
-        pending: list[Pending] = self._store.pending()
-        for item in pending:
+    def deliver_pending(self) -> int:
+        """Announce every unannounced decision, start the actions of every unacted one (as
+        workers allow), and record the actions that finished. Returns how many it announced.
+        """
+        announced = 0
+        for item in self._store.pending():
             if item.stage < ANNOUNCED:
                 self._deliver(item.body)
                 self._store.mark_delivered(item.seq, ANNOUNCED)
-            if self._act is not None:
-                self._act(item.body)
-            self._store.mark_delivered(item.seq, ACTED)
-        return len(pending)
+                announced += 1
+            if not self._actions.start(item.seq, item.body):
+                break  # every worker busy: the rest wait, in decision order
+        for seq in self._actions.finished():
+            self._store.mark_delivered(seq, ACTED)
+        return announced
 
 
 def watch(
@@ -218,17 +225,22 @@ def watch(
     once: bool,
     stopping: Callable[[], bool],
     sleep: Callable[[float], None] = time.sleep,
+    idle: Callable[[], bool] = lambda: True,
 ) -> None:
     """Poll ``discover()``'s runs every ``interval`` seconds until ``stopping()`` (or once).
 
     ``discover`` is called at every poll, so runs that appear are picked up (``WCH-1``).
     ``stopping`` is checked between runs' polls and while sleeping, so a SIGTERM ends the
-    loop after the transaction in flight (``WCH-7``).
+    loop after the transaction in flight (``WCH-7``). While it sleeps it records finished
+    actions and starts waiting ones; with ``once`` it waits until ``idle()`` (no action
+    running) before it returns.
     """
     while not stopping():
         watcher.poll(run for run in discover() if not stopping())
-        if once:
-            return
         deadline = time.monotonic() + interval
-        while not stopping() and time.monotonic() < deadline:
-            sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+        while not stopping() and (once or time.monotonic() < deadline):
+            watcher.deliver_pending()
+            if once and idle():
+                watcher.deliver_pending()
+                return
+            sleep(min(0.05, max(0.0, deadline - time.monotonic())) if not once else 0.02)

@@ -1,7 +1,9 @@
 """MLflow runs as ``evalstop watch`` sources (spec ``WCH-8``).
 
-Install with ``pip install 'evalstop[mlflow]'``. :class:`MlflowRuns` lists the active runs of
-one experiment (or of every experiment) of a tracking URI at each poll; each run is followed
+Install with ``pip install 'evalstop[mlflow]'``. :class:`MlflowRuns` (a
+:class:`~evalstop.watch.source.RunSource`) lists the runs still running (status ``RUNNING``:
+a finished, failed or killed run is left alone) of one experiment (or of every active
+experiment) of a tracking URI at each poll; each run is followed
 through its metric history (``MlflowClient.get_metric_history``). MLflow has no read offset,
 so each poll fetches a run's history and folds only the points after the last step folded
 (position: that step). A stopped run gets the tag ``evalstop.stop`` holding the decision.
@@ -10,10 +12,10 @@ so each poll fetches a run's history and folds only the points after the last st
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalstop.live.watch import Point, Run, SourceError
+from evalstop.watch.source import Point, Run, SourceError
 
 __all__ = ["STOP_TAG", "MlflowRuns", "MlflowSource"]
 
@@ -95,9 +97,12 @@ class MlflowRuns:
                 (MlflowSource(self._client, r.info.run_id, self._metric),),
             )
             for r in sorted(runs, key=lambda r: r.info.run_id)
+            if r.info.status == "RUNNING"
         ], []
 
-    def mark(self, body: dict[str, Any]) -> None:
-        """Tag the stopped run with the decision."""
-        run_id = str(body["run"]).removeprefix(_PREFIX)
-        self._client.set_tag(run_id, STOP_TAG, json.dumps(body, allow_nan=False))
+    def stop(self, decision: Mapping[str, Any]) -> None:
+        """Tag the stopped run with the decision (another source's run is left alone)."""
+        run = str(decision["run"])
+        if run.startswith(_PREFIX):
+            body = json.dumps(dict(decision), allow_nan=False)
+            self._client.set_tag(run.removeprefix(_PREFIX), STOP_TAG, body)
