@@ -12,8 +12,9 @@ Layout (each layer imports only the layers above it; ``tests/repo/test_layers.py
   and replaying them.  ``adapters/``: Ray Tune, Hugging Face, Optuna, Lightning.
 - ``watch/``: the ``evalstop watch`` sidecar (runs, their sources, the state file, actions),
   above ``live`` and ``traces``.
-- ``experiments/``: the paper's experiments, tables and plots.  ``cli/``: the ``evalstop``
-  command.
+- ``experiments/``: the paper's experiments, tables and plots.  ``gym/``: real policy-gradient
+  runs against a fitted proxy, with their exact gold truth (imports ``core`` only).
+  ``cli/``: the ``evalstop`` command.
 
 Everything a user needs is re-exported here: ``from evalstop import ...``.
 """

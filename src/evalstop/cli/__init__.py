@@ -1,5 +1,5 @@
-"""The ``evalstop`` command line: ``simulate``, ``reproduce``, ``replay``, ``watch`` and
-``detectors``.
+"""The ``evalstop`` command line: ``simulate``, ``reproduce``, ``replay``, ``watch``,
+``detectors`` and ``gym``.
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and ``run(args) -> int``.
 Bad input ends in one line on stderr naming the problem and exit code 2, never a traceback
@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("evalstop.cli.replay", "run a detector over recorded training logs"),
     "watch": ("evalstop.cli.watch", "follow live runs and stop the ones that decline"),
     "detectors": ("evalstop.cli.detectors", "score every detector, simulated and on real curves"),
+    "gym": ("evalstop.cli.gym", "generate real overoptimisation runs with their hidden truth"),
 }
 
 
