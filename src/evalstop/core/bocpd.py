@@ -157,7 +157,7 @@ class BocpdDetector:
         max_hypotheses: the run-length hypotheses kept (the state's bound).
         warmup_evals: no stop before this many valid evaluations.
 
-    The defaults were chosen by ``docs/scripts/choose_defaults.py`` on the gym's development
+    The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
     split and simulator seeds only (``SIG-8``).
 
     Raises:
@@ -165,10 +165,10 @@ class BocpdDetector:
             ``max_hypotheses < 2``, a negative ``warmup_evals``.
     """
 
-    hazard: float = attrs.field(default=0.1, validator=_probability)
-    threshold: float = attrs.field(default=0.9, validator=_probability)
+    hazard: float = attrs.field(default=0.05, validator=_probability)
+    threshold: float = attrs.field(default=0.95, validator=_probability)
     level_scale: float = attrs.field(default=1.0, validator=_positive)
-    slope_scale: float = attrs.field(default=1.0, validator=_positive)
+    slope_scale: float = attrs.field(default=0.5, validator=_positive)
     max_hypotheses: int = attrs.field(default=16, validator=_hypotheses)
     warmup_evals: int = attrs.field(default=5, validator=_count)
 

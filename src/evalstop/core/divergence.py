@@ -146,7 +146,7 @@ class DivergenceDetector:
         memory: the levels' memory, a fraction of the steps elapsed (``NAD-2``).
         warmup_evals: no stop before this many valid evaluations.
 
-    The defaults were chosen by ``docs/scripts/choose_defaults.py`` on the gym's development
+    The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
     split and simulator seeds only (``SIG-8``).
 
     Raises:
@@ -154,10 +154,10 @@ class DivergenceDetector:
             below ``z``, an unknown ``signal``, a negative ``warmup_evals``.
     """
 
-    z: float = attrs.field(default=1.0, validator=_positive)
-    side_z: float = attrs.field(default=2.0, validator=_non_negative)
-    fallback_z: float = attrs.field(default=2.0, validator=_positive)
-    signal: str = attrs.field(default="proxy_reward", validator=_signal)
+    z: float = attrs.field(default=1.5, validator=_positive)
+    side_z: float = attrs.field(default=1.0, validator=_non_negative)
+    fallback_z: float = attrs.field(default=3.0, validator=_positive)
+    signal: str = attrs.field(default="kl", validator=_signal)
     memory: float = attrs.field(default=0.3, validator=_positive)
     warmup_evals: int = attrs.field(default=5, validator=_count)
 
@@ -176,6 +176,11 @@ class DivergenceDetector:
     def rule(self) -> NoiseAwareDetector:
         """The noise-aware rule that folds the eval score (at ``z``)."""
         return _rule(self.z, self.memory, self.warmup_evals)
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """The side signals the rule reads (``SIG-8``): without them it is the fallback."""
+        return (self.signal,)
 
     def initial(self) -> DivergenceState:
         return DivergenceState()

@@ -60,7 +60,7 @@ class EwmaDetector:
         drop: the fall from the best level that fires, as a share of the smoothed gain.
         warmup_evals: no stop before this many valid evaluations.
 
-    The defaults were chosen by ``docs/scripts/choose_defaults.py`` on the gym's development
+    The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
     split and simulator seeds only (``SIG-8``).
 
     Raises:
@@ -68,8 +68,8 @@ class EwmaDetector:
             ``warmup_evals``.
     """
 
-    alpha: float = attrs.field(default=0.3, validator=_unit)
-    drop: float = attrs.field(default=0.3, validator=_positive)
+    alpha: float = attrs.field(default=0.2, validator=_unit)
+    drop: float = attrs.field(default=0.5, validator=_positive)
     warmup_evals: int = attrs.field(default=5, validator=_count)
 
     @property

@@ -102,15 +102,15 @@ class KlBudgetDetector:
         warmup_evals: no stop before this many folded pairs (at least 4: the fit has three
             parameters and needs a residual).
 
-    The defaults were chosen by ``docs/scripts/choose_defaults.py`` on the gym's development
+    The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
     split and simulator seeds only (``SIG-8``).
 
     Raises:
         ValueError: ``z`` not a finite number > 0, ``warmup_evals`` below 4.
     """
 
-    z: float = attrs.field(default=2.0, validator=_positive)
-    warmup_evals: int = attrs.field(default=6, validator=_count)
+    z: float = attrs.field(default=1.5, validator=_positive)
+    warmup_evals: int = attrs.field(default=8, validator=_count)
 
     def __attrs_post_init__(self) -> None:
         if self.warmup_evals < 4:
@@ -119,6 +119,11 @@ class KlBudgetDetector:
     @property
     def name(self) -> str:
         return f"kl-budget(z={self.z:g},warmup={self.warmup_evals})"
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """The side signals the rule reads (``SIG-8``): without them it is the fallback."""
+        return ("kl",)
 
     def initial(self) -> KlBudgetState:
         return KlBudgetState()

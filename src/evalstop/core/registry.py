@@ -34,6 +34,7 @@ from evalstop.core.policy import Policy
 from evalstop.core.wrapper import evalstop
 
 __all__ = [
+    "DEFAULT_DETECTOR",
     "DETECTOR_NAMES",
     "DETECTOR_TYPES",
     "KNOBS",
@@ -55,6 +56,10 @@ DETECTOR_NAMES: tuple[str, ...] = (
     "stopat",
 )
 """Detector names; ``stopat`` also takes a fraction suffix, ``stopat-0.65``."""
+
+DEFAULT_DETECTOR = "divergence"
+"""The one default detector the ``SIG-9`` protocol chose (``docs/scripts/tune_signals.py`` on
+the gym's dev split): the detector the scoreboard compares every other one with (``SCB-9``)."""
 
 KNOBS: tuple[str, ...] = ("baseline", "min_delta", "warmup_evals", "warmup_steps")
 """The early-stopping knobs ``make_detector`` passes to the noise-aware detector (``NAD-4``)."""

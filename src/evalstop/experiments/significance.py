@@ -21,10 +21,15 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from evalstop.core.regret import RegretSummary, RunScore, StopClass
+
 __all__ = [
     "ALPHA",
     "BOOTSTRAP_SEED",
+    "Comparison",
     "Paired",
+    "compare",
+    "intervals",
     "mcnemar",
     "paired_bootstrap",
     "wilson",
@@ -120,3 +125,78 @@ def paired_bootstrap(
     below, above = float(np.mean(means <= 0.0)), float(np.mean(means >= 0.0))
     low, high = np.percentile(means, [2.5, 97.5])
     return Paired(mean, float(low), float(high), min(1.0, 2.0 * min(below, above)), len(diffs))
+
+
+def intervals(summary: RegretSummary) -> dict[str, tuple[float, float]]:
+    """The Wilson intervals of a summary's rates: ``recall`` (collapsing runs stopped),
+    ``harmful_rate`` and ``benign_rate`` (healthy runs with such a stop)."""
+    caught = summary.collapsing - summary.missed
+    benign = round(summary.benign_rate * summary.healthy) if summary.healthy else 0
+    return {
+        "recall": wilson(caught, summary.collapsing),
+        "harmful_rate": wilson(summary.harmful_healthy, summary.healthy),
+        "benign_rate": wilson(benign, summary.healthy),
+    }
+
+
+@attrs.frozen(slots=True)
+class Comparison:
+    """A detector against the default on the same runs (``SCB-9``).
+
+    Attributes:
+        recall_p: McNemar's p on the collapsing runs' stops (recall).
+        harmful_p: McNemar's p on the healthy runs' harmful stops.
+        regret: the paired bootstrap of the per-run regret, this detector minus the default
+            (gain-floored, ``RGT-5``, when every run's gain is known; else plain).
+        recall_change: this detector's recall minus the default's.
+        harmful_change: its harmful rate minus the default's.
+    """
+
+    recall_p: float
+    harmful_p: float
+    regret: Paired
+    recall_change: float
+    harmful_change: float
+
+    @property
+    def significant(self) -> bool:
+        """Any of the three differences at p < :data:`ALPHA`."""
+        return min(self.recall_p, self.harmful_p, self.regret.p_value) < ALPHA
+
+
+def _discordant(pairs: list[tuple[bool, bool]]) -> tuple[int, int]:
+    return sum(a and not b for a, b in pairs), sum(b and not a for a, b in pairs)
+
+
+def _rate(flags: list[bool]) -> float:
+    return sum(flags) / len(flags) if flags else math.nan
+
+
+def compare(scores: Sequence[RunScore], default: Sequence[RunScore]) -> Comparison:
+    """``scores`` against ``default``, run by run (the same runs in the same order).
+
+    Raises:
+        ValueError: the lists differ in length or in which runs collapse.
+    """
+    if len(scores) != len(default) or any(
+        a.collapsing != b.collapsing for a, b in zip(scores, default, strict=False)
+    ):
+        raise ValueError("compare needs the same runs in the same order")
+    pairs = list(zip(scores, default, strict=True))
+    caught = [(a.stopped, b.stopped) for a, b in pairs if a.collapsing]
+    harmed = [
+        (a.stop_class is StopClass.HARMFUL, b.stop_class is StopClass.HARMFUL)
+        for a, b in pairs
+        if not a.collapsing
+    ]
+    floored = all(not math.isnan(r.floored_regret) for r in (*scores, *default))
+    first = [r.floored_regret if floored else r.regret for r in scores]
+    second = [r.floored_regret if floored else r.regret for r in default]
+    regret = paired_bootstrap(first, second) if pairs else Paired(0.0, 0.0, 0.0, 1.0, 0)
+    return Comparison(
+        recall_p=mcnemar(*_discordant(caught)),
+        harmful_p=mcnemar(*_discordant(harmed)),
+        regret=regret,
+        recall_change=_rate([a for a, _ in caught]) - _rate([b for _, b in caught]),
+        harmful_change=_rate([a for a, _ in harmed]) - _rate([b for _, b in harmed]),
+    )
