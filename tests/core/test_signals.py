@@ -297,7 +297,7 @@ def test_sig4_corroboration_fires_earlier_than_the_fallback() -> None:
     rising = [view(i, y, proxy=float(i) + noise[i]) for i, y in enumerate(ys)]
     flat = [view(i, y, proxy=noise[i]) for i, y in enumerate(ys)]
     bare = [view(i, y) for i, y in enumerate(ys)]
-    detector = DivergenceDetector(z=0.5, side_z=1.0, fallback_z=4.0)
+    detector = DivergenceDetector(z=0.5, side_z=1.0, fallback_z=4.0, signal="proxy_reward")
     first = [
         alarms(detector, v).index(True) if any(alarms(detector, v)) else None
         for v in (rising, flat, bare)

@@ -39,7 +39,7 @@ def test_sig10_replay_reads_the_side_signals(tmp_path: Path) -> None:
     path = _log(tmp_path / "m.jsonl", side=True)
     trace = read_trace(path, "eval_score")
     proxy, kl = read_trace(path, "proxy_reward"), read_trace(path, "kl")
-    detector = DivergenceDetector(z=0.5, side_z=0.5, fallback_z=6.0)
+    detector = DivergenceDetector(z=0.5, side_z=0.5, fallback_z=6.0, signal="proxy_reward")
     with_side = replay(trace, detector, "max", None, proxy, kl)
     without = replay(trace, detector, "max")
     assert with_side.stopped
