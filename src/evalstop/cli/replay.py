@@ -77,6 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="metric lossplateau watches (default: the replayed metric itself)",
     )
+    _add_side_options(parser)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _add_side_options(parser: argparse.ArgumentParser) -> None:
+    """``--proxy-metric`` and ``--kl-metric`` (``SIG-10``)."""
     parser.add_argument(
         "--proxy-metric",
         metavar="KEY",
@@ -86,9 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kl-metric",
         metavar="KEY",
-        help="the KL the kl-budget detector reads (default: kl, when the log has it)",
+        help="the KL the kl-budget and divergence detectors read (default: kl, when the log "
+        "has it)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def parse_where(items: list[str]) -> dict[str, str]:
