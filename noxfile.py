@@ -1,18 +1,20 @@
-"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests, adapters, native and
-docs.
+"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests, adapters, native,
+docs and slurm.
 
 Every session installs what it needs from PyPI into its own virtualenv, so the only thing a
-fresh machine needs is Python 3.11+ and ``pip install nox``.
+fresh machine needs is Python 3.11+ and ``pip install nox``; the slurm session also needs root,
+to install Debian's Slurm and munge packages when they are missing and to run the daemons.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shutil
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "native", "docs"]
+nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "native", "docs", "slurm"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -136,6 +138,43 @@ def bench(session: nox.Session) -> None:
     with the work, the monitor against a bare loop, and issue 12's goals (met or not)."""
     _install(session, "bench")
     session.run("python", "benchmarks/run.py")
+
+
+SLURM_PACKAGES = ["slurm-wlm", "munge", "python3"]
+"""Debian's packages the slurm session needs: the daemons and clients, munge, and a system
+Python every local user can run (the test jobs' interpreter)."""
+
+SLURM_PROGRAMS = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo"]
+
+
+def _ensure_slurm(session: nox.Session) -> None:
+    """Install SLURM_PACKAGES (after ``apt-get update``) when a program is missing; without
+    root or apt-get, fail saying what to install (spec SLM-9: never a skip)."""
+    missing = [name for name in SLURM_PROGRAMS if shutil.which(name) is None]
+    if not missing and os.path.exists("/usr/bin/python3"):
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        session.error(
+            f"the slurm session needs {', '.join(missing) or '/usr/bin/python3'}: run it as root "
+            f"on Debian (it installs them), or `apt-get install -y {' '.join(SLURM_PACKAGES)}`"
+        )
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-q", external=True, env=env)
+    apt = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *SLURM_PACKAGES]
+    session.run(*apt, external=True, env=env)
+
+
+@nox.session
+def slurm(session: nox.Session) -> None:
+    """``tests/slurm`` against a real one-node Slurm cluster (spec SLM-9): munged, slurmctld
+    and slurmd started on localhost in a temporary folder, an 8-GPU node of device files.
+    Needs root; installs Debian's slurm-wlm and munge when missing. A daemon that cannot start
+    fails the session; no test is skipped; no daemon is left running."""
+    _ensure_slurm(session)
+    session.install("-e", ".", "pytest>=8", "hypothesis>=6.100")  # what tests/slurm imports
+    session.env["EVALSTOP_SLURM"] = "1"
+    session.env["EVALSTOP_FORBID_SKIPS"] = "1"
+    session.run("pytest", "-p", "no:cacheprovider", "tests/slurm", *session.posargs)
 
 
 @nox.session

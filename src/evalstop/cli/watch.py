@@ -1,7 +1,8 @@
 """``evalstop watch``: a sidecar that follows live runs and stops the ones that decline.
 
 Every poll it lists the runs under each DIR (each sub-folder is a run; new ones are picked up)
-and, with ``--mlflow``, the runs of an MLflow experiment; it folds each run's new evaluations
+and, with ``--mlflow``, the runs of an MLflow experiment, with ``--slurm`` the running Slurm jobs
+of a filter (spec ``SLM``); it folds each run's new evaluations
 of ``--metric`` into that run's monitor and, when the rule fires, prints one JSON line, writes
 the marker file ``evalstop-stop.json`` in the run folder (an MLflow run gets the tag
 ``evalstop.stop``) and runs ``--on-stop`` with the run's fields substituted (spec ``WCH``).
@@ -24,6 +25,7 @@ from typing import Any, get_args
 
 from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, knobs
+from evalstop.cli.watch_slurm import add_slurm_arguments, slurm_runs
 from evalstop.core.detectors import Detector
 from evalstop.core.registry import DETECTOR_NAMES, make_detector
 from evalstop.live.direction import ModeChoice
@@ -93,6 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="--on-stop commands run at once (default 4)",
     )
     add_knobs(parser)
+    add_slurm_arguments(parser)
 
 
 def _write_marker(folder: str, body: dict[str, Any]) -> None:
@@ -127,8 +130,8 @@ def _check(args: argparse.Namespace) -> list[Path]:
         raise CliError(f"--on-stop-timeout must be > 0, got {args.on_stop_timeout}")
     if args.on_stop_jobs < 1:
         raise CliError(f"--on-stop-jobs must be >= 1, got {args.on_stop_jobs}")
-    if not args.dirs and args.mlflow is None:
-        raise CliError("give at least one DIR or --mlflow URI")
+    if not args.dirs and args.mlflow is None and not args.slurm:
+        raise CliError("give at least one DIR or --mlflow URI, or --slurm")
     if args.experiment is not None and args.mlflow is None:
         raise CliError("--experiment needs --mlflow")
     roots = [Path(d) for d in args.dirs]
@@ -162,6 +165,9 @@ def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
             sources.append(MlflowRuns(args.mlflow, args.experiment, args.metric))
         except ImportError as error:
             raise CliError(str(error)) from None
+    slurm = slurm_runs(args, args.metric, _report)
+    if slurm is not None:
+        sources.append(slurm)
     return sources
 
 

@@ -9,6 +9,7 @@ directly) and ``traces`` (the log formats), spec ``WCH``:
 - :mod:`evalstop.watch.watcher`: the :class:`~evalstop.watch.watcher.Watcher` and its loop;
 - :mod:`evalstop.watch.store`: its SQLite state file;
 - :mod:`evalstop.watch.follow` and :mod:`evalstop.watch.folders`: growing log files and run
-  folders; :mod:`evalstop.watch.mlflow`: MLflow runs;
+  folders; :mod:`evalstop.watch.mlflow`: MLflow runs; :mod:`evalstop.watch.slurm` and
+  :mod:`evalstop.watch.slurm_jobs`: Slurm jobs (spec ``SLM``);
 - :mod:`evalstop.watch.actions`: ``--on-stop`` commands, without a shell, off the loop.
 """

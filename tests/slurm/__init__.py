@@ -1,0 +1,1 @@
+"""Integration tests against a real Slurm cluster (``nox -s slurm``, spec ``SLM-9``)."""
