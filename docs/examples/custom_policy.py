@@ -16,14 +16,16 @@ from evalstop import (
     Detector,
     EventKind,
     JobView,
-    LogKind,
+    evalstop,
+    srtf_est,
+)
+from evalstop.engine import LogKind
+from evalstop.sim import (
     WorkloadConfig,
     detection_metrics,
-    evalstop,
     generate,
     job_outcomes,
     simulate,
-    srtf_est,
     system_metrics,
 )
 

@@ -9,9 +9,13 @@ griffe hands to mkdocstrings (the source files are not changed):
    ``[`JobView`][evalstop.core.boundary.JobView]``. A dotted target that starts with the package
    name is already a full path; otherwise its first name is resolved the way Python would from
    the documented object (its members, then its parents' scopes, following imports) and the
-   rest is appended. A target that cannot be resolved is left as written, so the strict build
-   fails on it ("Could not find cross-reference target"): a renamed object breaks the docs
-   build. ``~`` shows only the last name, as in Sphinx; functions and methods get ``()``.
+   rest is appended. A public object (exported by a tier, ``evalstop``, ``evalstop.sim`` or
+   ``evalstop.engine``, or by a wing's module that an API page renders, or a member of one) is
+   linked under the name the pages document it by (``evalstop.JobView``); an object of the
+   machinery, which the pages do not render, is shown as code without a link. A target that
+   cannot be resolved at all is left as written, so the strict build fails on it ("Could not
+   find cross-reference target"): a renamed object breaks the docs build. ``~`` shows only the
+   last name, as in Sphinx; functions and methods get ``()``.
 2. **PEP 316 contracts** (the ``pre:`` / ``post:`` lines that ``nox -s crosshair`` checks)
    become a code block under a "Contract" label, instead of one paragraph in which
    ``__return__`` would turn bold.
@@ -30,7 +34,9 @@ It also makes the frozen ``attrs`` value classes read like the dataclasses they 
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from pathlib import Path
 from typing import Any
 
 import griffe
@@ -77,13 +83,89 @@ def _resolve(loader: griffe.GriffeLoader, obj: griffe.Object, role: str, target:
     return found.path
 
 
-def _roles(loader: griffe.GriffeLoader, obj: griffe.Object, text: str) -> str:
+TIERS = ("evalstop", "evalstop.sim", "evalstop.engine")
+"""The public tiers (spec ``ARC-5``)."""
+WINGS = ("evalstop.adapters", "evalstop.gym", "evalstop.watch")
+"""Packages of their own (spec ``ARC-5``): each module of theirs an API page renders is public."""
+API_PAGES = Path(__file__).resolve().parents[1] / "api"
+_DIRECTIVE = re.compile(r"^::: *([\w.]+)", flags=re.MULTILINE)
+
+
+def _rendered_wing_modules() -> list[str]:
+    targets = [
+        t for page in sorted(API_PAGES.glob("*.md")) for t in _DIRECTIVE.findall(page.read_text())
+    ]
+    return [t for t in targets if any(t == w or t.startswith(w + ".") for w in WINGS)]
+
+
+@dataclasses.dataclass
+class _Public:
+    """Canonical path -> documented path of every public object, and which of them are modules."""
+
+    paths: dict[str, str] = dataclasses.field(default_factory=dict)
+    modules: set[str] = dataclasses.field(default_factory=set)
+
+    def documented(self, path: str) -> str | None:
+        """The path the pages document ``path`` under, or None if they do not render it."""
+        if path in self.paths:
+            return self.paths[path]
+        head = path
+        while "." in head:
+            head = head.rsplit(".", 1)[0]
+            if head in self.paths and head not in self.modules:
+                return self.paths[head] + path[len(head) :]
+        return None
+
+
+def _public_modules(pkg: griffe.Module) -> list[griffe.Module]:
+    found: list[griffe.Module] = []
+    for name in (*TIERS, *_rendered_wing_modules()):
+        module = pkg if name == pkg.path else pkg.get_member(name.removeprefix(pkg.path + "."))
+        if isinstance(module, griffe.Module):
+            found.append(module)
+    return found
+
+
+def collect_public(pkg: griffe.Module) -> _Public:
+    """Every public object of ``pkg``: the tiers' and the rendered wing modules' exports."""
+    public = _Public()
+    for module in _public_modules(pkg):
+        public.paths[module.path] = module.path
+        public.modules.add(module.path)
+        for name in module.exports or ():
+            target = exported(module, str(name))
+            # A submodule shadows the function of its name it exports (``engine.step``,
+            # ``traces.replay``): the page renders that function by its own path.
+            shadowed = target.parent is not None and target.parent.name == name
+            public.paths.setdefault(
+                target.path, target.path if shadowed else f"{module.path}.{name}"
+            )
+    return public
+
+
+def exported(module: griffe.Module, name: str) -> griffe.Object:
+    """The object ``module`` exports as ``name``: the function, where a submodule of the same
+    name (griffe's member) shadows it."""
+    member = module.members[name]
+    target = member.final_target if member.is_alias else member
+    if target.is_module and name in target.members:
+        inner = target.members[name]
+        target = inner.final_target if inner.is_alias else inner
+    assert isinstance(target, griffe.Object)
+    return target
+
+
+def _roles(loader: griffe.GriffeLoader, obj: griffe.Object, text: str, public: _Public) -> str:
     def replace(match: re.Match[str]) -> str:
         target = match["target"]
         shown = target.rsplit(".", 1)[-1] if match["short"] else target
         if match["role"] in _CALLABLE_ROLES:
             shown += "()"
-        return f"[`{shown}`][{_resolve(loader, obj, match['role'], target)}]"
+        path = _resolve(loader, obj, match["role"], target)
+        documented = public.documented(path)
+        if documented is None and _final(loader, path) is not None:
+            return f"`{shown}`"  # machinery: named, not rendered, so not linked
+        return f"[`{shown}`][{documented or path}]"
 
     return _ROLE.sub(replace, text)
 
@@ -144,10 +226,10 @@ def _tables(lines: list[str]) -> list[str]:
     return out
 
 
-def render(loader: griffe.GriffeLoader, obj: griffe.Object, text: str) -> str:
+def render(loader: griffe.GriffeLoader, obj: griffe.Object, text: str, public: _Public) -> str:
     """The docstring ``text`` of ``obj`` with the three idioms rewritten."""
     lines = _tables(_contracts(text.splitlines()))
-    return _roles(loader, obj, "\n".join(lines))
+    return _roles(loader, obj, "\n".join(lines), public)
 
 
 def _is_attrs_class(cls: griffe.Class) -> bool:
@@ -195,12 +277,12 @@ class DocstringIdioms(griffe.Extension):
     """Rewrite roles, contracts and RST tables in every docstring of a package."""
 
     def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
-        self._visit(loader, pkg)
+        self._visit(loader, pkg, collect_public(pkg))
 
-    def _visit(self, loader: griffe.GriffeLoader, obj: griffe.Object) -> None:
+    def _visit(self, loader: griffe.GriffeLoader, obj: griffe.Object, public: _Public) -> None:
         docstring = obj.docstring
         if docstring is not None:
-            new = render(loader, obj, docstring.value)
+            new = render(loader, obj, docstring.value, public)
             if new != docstring.value:
                 docstring.value = new
                 docstring.__dict__.pop("parsed", None)  # drop a cached parse, if any
@@ -211,4 +293,4 @@ class DocstringIdioms(griffe.Extension):
             _attributes_section(obj)
         for member in list(obj.members.values()):
             if not member.is_alias:
-                self._visit(loader, member)  # type: ignore[arg-type]
+                self._visit(loader, member, public)  # type: ignore[arg-type]

@@ -19,8 +19,8 @@ from evalstop.experiments.tradeoff.sweep import (
     GOAL_HARMFUL,
     GOAL_RECALL,
     GOAL_REGRET,
+    OperatingPoint,
     Panel,
-    Point,
     Tradeoff,
     nearest_goal,
 )
@@ -46,15 +46,15 @@ def _cell(panel: Panel) -> str:
     return f"{panel.world} {panel.evals}"
 
 
-def _floor(panel: Panel, name: str) -> Point:
+def _floor(panel: Panel, name: str) -> OperatingPoint:
     return next(p for p in panel.floors if p.setting == name)
 
 
-def _default(points: Sequence[Point]) -> Point:
+def _default(points: Sequence[OperatingPoint]) -> OperatingPoint:
     return next(p for p in points if p.default and p.family == "noise-aware")
 
 
-def _short(point: Point | None) -> str:
+def _short(point: OperatingPoint | None) -> str:
     if point is None:
         return "none"
     s = point.summary
@@ -97,12 +97,12 @@ def _recall_section(board: Tradeoff) -> list[str]:
     return [*_table(header, rows), "", note]
 
 
-def _recall(point: Point) -> float:
+def _recall(point: OperatingPoint) -> float:
     recall = point.summary.recall
     return 0.0 if math.isnan(recall) else recall
 
 
-def _both(point: Point) -> bool:
+def _both(point: OperatingPoint) -> bool:
     return _recall(point) >= GOAL_RECALL and point.summary.harmful_rate <= GOAL_HARMFUL
 
 

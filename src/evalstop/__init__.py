@@ -17,7 +17,20 @@ Layout (each layer imports only the layers above it; ``tests/repo/test_layers.py
   runs against a fitted proxy, with their exact gold truth (imports ``core`` only).
   ``cli/``: the ``evalstop`` command.
 
-Everything a user needs is re-exported here: ``from evalstop import ...``.
+Three public tiers, as trio and Hypothesis draw them; every public name is exported by exactly
+one (``tests/repo/test_tiers.py``, spec ``ARC-5``):
+
+- ``evalstop`` (this module), for embedders: the policy contract and the built-in bases, the
+  views a policy and a detector see, decisions, detectors, ``evalstop()``, the ``Monitor``,
+  reading and replaying traces, and the errors users catch;
+- :mod:`evalstop.sim`, for researchers: the job model, workloads and worlds, ``simulate``,
+  metrics, job tables;
+- :mod:`evalstop.engine`, for the engine and its reference: the pure ``step``, its state, the
+  simulators, the queue and the log.
+
+The wings are packages of their own: ``evalstop.adapters`` (each module imports its framework),
+``evalstop.watch`` and ``evalstop.gym``. Every other module is machinery: importable, but no
+promise; its names are reached through a tier.
 """
 
 from evalstop._version import __version__ as __version__
@@ -37,11 +50,7 @@ from evalstop.core.errors import EvalStopError as EvalStopError
 from evalstop.core.errors import UnknownNameError as UnknownNameError
 from evalstop.core.fairshare import FairShare as FairShare
 from evalstop.core.fairshare import fair_share as fair_share
-from evalstop.core.model import Job as Job
 from evalstop.core.model import JobKind as JobKind
-from evalstop.core.model import JobSpec as JobSpec
-from evalstop.core.model import JobTruth as JobTruth
-from evalstop.core.model import Observation as Observation
 from evalstop.core.noise_aware import NoiseAwareDetector as NoiseAwareDetector
 from evalstop.core.policies import PriorityPolicy as PriorityPolicy
 from evalstop.core.policies import fifo as fifo
@@ -51,50 +60,30 @@ from evalstop.core.policies import sjf_est as sjf_est
 from evalstop.core.policies import srtf_est as srtf_est
 from evalstop.core.policy import Policy as Policy
 from evalstop.core.registry import base_policy as base_policy
+from evalstop.core.registry import make_detector as make_detector
 from evalstop.core.registry import make_policy as make_policy
 from evalstop.core.wrapper import EvalStop as EvalStop
 from evalstop.core.wrapper import evalstop as evalstop
-from evalstop.engine import EngineError as EngineError
-from evalstop.engine import InvalidDecisionError as InvalidDecisionError
-from evalstop.engine import Simulator as Simulator
-from evalstop.engine.log import LogKind as LogKind
-from evalstop.engine.log import LogRecord as LogRecord
+from evalstop.engine.errors import EngineError as EngineError
+from evalstop.engine.errors import InvalidDecisionError as InvalidDecisionError
 from evalstop.live.monitor import Continue as Continue
 from evalstop.live.monitor import Monitor as Monitor
+from evalstop.live.monitor import Reason as Reason
 from evalstop.live.monitor import Stop as Stop
-from evalstop.sim.attach import AttachRule as AttachRule
-from evalstop.sim.attach import TableWorkload as TableWorkload
-from evalstop.sim.attach import workload_from_records as workload_from_records
-from evalstop.sim.detection import DetectionMetrics as DetectionMetrics
-from evalstop.sim.detection import detection_metrics as detection_metrics
-from evalstop.sim.metrics import JobOutcome as JobOutcome
-from evalstop.sim.metrics import SystemMetrics as SystemMetrics
-from evalstop.sim.metrics import job_outcomes as job_outcomes
-from evalstop.sim.metrics import system_metrics as system_metrics
-from evalstop.sim.run import Cluster as Cluster
-from evalstop.sim.run import Result as Result
-from evalstop.sim.run import simulate as simulate
-from evalstop.sim.tables import JobRecord as JobRecord
-from evalstop.sim.tables import JobTable as JobTable
 from evalstop.sim.tables import TableError as TableError
-from evalstop.sim.tables import read_job_table as read_job_table
-from evalstop.sim.workload import Workload as Workload
-from evalstop.sim.workload import WorkloadConfig as WorkloadConfig
-from evalstop.sim.workload import generate as generate
+from evalstop.traces import ReplayResult as ReplayResult
 from evalstop.traces import Trace as Trace
 from evalstop.traces import TraceError as TraceError
+from evalstop.traces import TraceFormat as TraceFormat
 from evalstop.traces import read_trace as read_trace
 from evalstop.traces import replay as replay
 
 __all__ = [
-    "AttachRule",
     "CheckpointView",
-    "Cluster",
     "ClusterView",
     "Continue",
     "Decision",
     "DeclineDetector",
-    "DetectionMetrics",
     "Detector",
     "EngineError",
     "EvalStop",
@@ -102,53 +91,83 @@ __all__ = [
     "EventKind",
     "FairShare",
     "InvalidDecisionError",
-    "Job",
     "JobKind",
-    "JobOutcome",
-    "JobRecord",
-    "JobSpec",
-    "JobTable",
-    "JobTruth",
     "JobView",
-    "LogKind",
-    "LogRecord",
     "LossPlateau",
     "Monitor",
     "Never",
     "NoiseAwareDetector",
-    "Observation",
     "Policy",
     "PriorityPolicy",
-    "Result",
-    "Simulator",
+    "Reason",
+    "ReplayResult",
     "Stop",
     "StopAtProgress",
     "StopOrder",
-    "SystemMetrics",
     "TableError",
-    "TableWorkload",
     "Trace",
     "TraceError",
+    "TraceFormat",
     "UnknownNameError",
     "Verdict",
-    "Workload",
-    "WorkloadConfig",
     "base_policy",
-    "detection_metrics",
     "evalstop",
     "fair_share",
     "fifo",
-    "generate",
-    "job_outcomes",
     "las",
     "loss_aware",
+    "make_detector",
     "make_policy",
-    "read_job_table",
     "read_trace",
     "replay",
-    "simulate",
     "sjf_est",
     "srtf_est",
-    "system_metrics",
-    "workload_from_records",
 ]
+
+_MOVED = {
+    **dict.fromkeys(
+        (
+            "AttachRule",
+            "Cluster",
+            "DetectionMetrics",
+            "Job",
+            "JobOutcome",
+            "JobRecord",
+            "JobSpec",
+            "JobTable",
+            "JobTruth",
+            "Observation",
+            "Result",
+            "SystemMetrics",
+            "TableWorkload",
+            "Workload",
+            "WorkloadConfig",
+            "detection_metrics",
+            "generate",
+            "job_outcomes",
+            "read_job_table",
+            "simulate",
+            "system_metrics",
+            "workload_from_records",
+        ),
+        "evalstop.sim",
+    ),
+    **dict.fromkeys(("LogKind", "LogRecord", "Simulator"), "evalstop.engine"),
+}
+"""Names the root exported before the tiers (0.x): each still works, with a warning."""
+
+
+def __getattr__(name: str) -> object:
+    """``evalstop.<name>`` of a name that moved to a tier: that object, with a warning."""
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module 'evalstop' has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(
+        f"evalstop.{name} is deprecated: import it from {home} (from {home} import {name})",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from builders import Recorder, make_job
+from evalstop import EngineError
 from evalstop.core.boundary import EventKind
 from evalstop.core.registry import make_policy
-from evalstop.engine import EngineError, Simulator
+from evalstop.engine import Simulator
 from evalstop.engine.fast import FastSimulator
 
 

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import Recorder, Scripted, log_lines, make_job, records_of, simulate
+from evalstop import EngineError, InvalidDecisionError
 from evalstop.core.boundary import EventKind
 from evalstop.core.decision import Decision, StopOrder
 from evalstop.core.detectors import DeclineDetector
@@ -22,12 +23,10 @@ from evalstop.core.policy import Policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import (
     ActiveJob,
-    EngineError,
-    InvalidDecisionError,
     JobStatus,
+    Scenario,
     SimState,
     Simulator,
-    World,
     check_invariants,
     initial_state,
     step,
@@ -174,7 +173,7 @@ def test_eng13_skipped_decisions_would_change_nothing(
 
 def test_eng1_event_before_the_clock_is_an_error() -> None:
     """ENG-1: step refuses an event earlier than the clock; the clock moves to the event."""
-    world = World({1: make_job(1)}, fifo)
+    world = Scenario({1: make_job(1)}, fifo)
     state = attrs.evolve(initial_state(2), time=10)
     with pytest.raises(EngineError, match="before the clock"):
         step(world, state, Event(9, EventKind.ARRIVAL, 1))
@@ -198,7 +197,7 @@ def test_eng1_submission_before_the_clock_is_an_error() -> None:
 def test_eng1_unknown_and_duplicate_jobs() -> None:
     """ENG-1: events for an unknown job and a second submission of a job are errors."""
     with pytest.raises(EngineError, match="unknown job"):
-        step(World({}, fifo), initial_state(1), Event(0, EventKind.ARRIVAL, 7))
+        step(Scenario({}, fifo), initial_state(1), Event(0, EventKind.ARRIVAL, 7))
     sim = Simulator(fifo, 1)
     sim.submit(make_job(1))
     with pytest.raises(EngineError, match="submitted twice"):
@@ -442,7 +441,9 @@ def test_eng6_too_big_job_rejected_at_submission() -> None:
     assert len(sim.queue) == 0
     with pytest.raises(EngineError, match="needs 5 GPUs"):
         step(
-            World({1: make_job(1, gpus=5)}, fifo), initial_state(4), Event(0, EventKind.ARRIVAL, 1)
+            Scenario({1: make_job(1, gpus=5)}, fifo),
+            initial_state(4),
+            Event(0, EventKind.ARRIVAL, 1),
         )
 
 
@@ -812,8 +813,8 @@ def test_eng12_first_start_has_no_overhead() -> None:
 
 def test_world_rejects_negative_overhead() -> None:
     """ENG-11: the preemption overhead is a non-negative number of seconds (default 30)."""
-    assert World({}, fifo).preemption_overhead == 30
+    assert Scenario({}, fifo).preemption_overhead == 30
     with pytest.raises(ValueError, match="preemption_overhead"):
-        World({}, fifo, preemption_overhead=-1)
+        Scenario({}, fifo, preemption_overhead=-1)
     with pytest.raises(ValueError, match="total_gpus"):
         initial_state(0)

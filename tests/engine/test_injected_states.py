@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from builders import make_job
+from evalstop import EngineError
 from evalstop.core.boundary import EventKind
 from evalstop.core.detectors import DeclineDetector, DeclineState, Watch, observe_decline
 from evalstop.core.policies import fifo
-from evalstop.engine import EngineError
 from evalstop.engine.events import Event
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.queue import EventQueue

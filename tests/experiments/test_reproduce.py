@@ -25,7 +25,7 @@ from evalstop.experiments.grid import (
     PAPER_NOISES,
 )
 from evalstop.experiments.paper import plots, runner
-from evalstop.experiments.paper.figures import PAPER
+from evalstop.experiments.paper.figures import PAPER_FIGURES
 from evalstop.experiments.paper.plan import (
     BASES,
     MAIN_SYSTEMS,
@@ -154,7 +154,7 @@ def test_rep11_a_group_runs_with_the_collector_paused(monkeypatch: pytest.Monkey
 
 def test_rep7_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> None:
     """REP-7: a top-level ``worlds`` object keyed paper and calibrated, each with the five
-    tables, its parameters and its leakage audit; the paper's figures once, from PAPER."""
+    tables, its parameters and its leakage audit; the paper's figures once, from PAPER_FIGURES."""
     for name, world in small_results["worlds"].items():
         assert world["world"]["name"] == name
         leakage = world["leakage"]
@@ -165,7 +165,7 @@ def test_rep7_worlds_and_leakage_in_results(small_results: dict[str, Any]) -> No
             assert "rlhf_gpu_time_change_pct" in row and "wasted_change_pct" in row
     assert (
         small_results["paper"]["main"][1]["jct_change_pct"]
-        == PAPER.row("evalstop+srtf-est").jct_change_pct
+        == PAPER_FIGURES.row("evalstop+srtf-est").jct_change_pct
     )
     assert small_results["version"] == 2
 

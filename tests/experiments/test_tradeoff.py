@@ -22,7 +22,7 @@ from evalstop.experiments.tradeoff import sweep as tradeoff
 from evalstop.experiments.tradeoff.report import diagnose, real_misses, render
 from evalstop.experiments.tradeoff.sweep import (
     SWEEP,
-    Point,
+    OperatingPoint,
     frontier,
     nearest_goal,
     run_tradeoff,
@@ -97,9 +97,9 @@ def test_scb6_scoreboard_tradeoff_is_the_warmup4_slice() -> None:
         assert mine[f"z={z:g} warmup={NoiseAwareDetector().warmup_evals}"] == cell.summary
 
 
-def _point(recall: float, harmful: float) -> Point:
+def _point(recall: float, harmful: float) -> OperatingPoint:
     summary = summarize_runs([])
-    return Point(
+    return OperatingPoint(
         "x", f"{recall},{harmful}", attrs.evolve(summary, recall=recall, harmful_rate=harmful)
     )
 

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from evalstop.gym.policy import LOGIT_BOUND, Optimiser, step
+from evalstop.gym.policy import LOGIT_BOUND, Optimiser, train_step
 from evalstop.gym.proxy import Proxy, features, fit_proxy
 from evalstop.gym.task import (
     VOCAB,
@@ -113,9 +113,9 @@ def test_reinforce_climbs_the_proxy_and_the_kl_penalty_holds_it_back() -> None:
     init = rng.normal(size=(8, VOCAB))
     free, held, wild = (Optimiser.start(init) for _ in range(3))
     for _ in range(150):
-        step(free, _one_token_proxy(3), 0.0, 1.0, rng)
-        step(held, _one_token_proxy(3), 1.0, 1.0, rng)
-        step(wild, _one_token_proxy(3), 100.0, 100.0, rng)
+        train_step(free, _one_token_proxy(3), 0.0, 1.0, rng)
+        train_step(held, _one_token_proxy(3), 1.0, 1.0, rng)
+        train_step(wild, _one_token_proxy(3), 100.0, 100.0, rng)
     before = probabilities(init)[:, 3]
     assert np.all(probabilities(free.logits)[:, 3] > before)
     free_kl = kl_to(probabilities(free.logits), probabilities(init))
@@ -129,5 +129,5 @@ def test_a_step_reports_its_batch() -> None:
     batch's mean count of the token, between 0 and 8."""
     rng = np.random.default_rng(1)
     opt = Optimiser.start(rng.normal(size=(8, VOCAB)))
-    stats = step(opt, _one_token_proxy(0), 0.5, 0.1, rng)
+    stats = train_step(opt, _one_token_proxy(0), 0.5, 0.1, rng)
     assert stats.kl == 0.0 and 0.0 <= stats.proxy_reward <= 8.0

@@ -39,22 +39,19 @@ def test_every_name_in_all_imports(name: str) -> None:
 PUBLIC = frozenset(
     {
         # the documented surface: what the quick starts and the custom-policy example import
-        "simulate",
         "evalstop",
         "DeclineDetector",
-        "generate",
         "JobView",
         "ClusterView",
         "Decision",
         "EventKind",
-        "LogKind",
-        "LogRecord",
         "Monitor",
         "replay",
         "read_trace",
         "EvalStopError",
         "UnknownNameError",
         "EngineError",
+        "InvalidDecisionError",
         "TraceError",
         "make_policy",
     }
@@ -71,9 +68,36 @@ def test_top_level_reexports_the_documented_api() -> None:
 
 
 def test_root_keeps_plumbing_out() -> None:
-    """Internal helpers stay importable from their modules but are not root API."""
+    """ARC-3: internal helpers stay importable from their modules but are not root API."""
     assert not PLUMBING & set(evalstop.__all__)
     assert not {name for name in dir(evalstop) if name in PLUMBING}
+
+
+def test_a_moved_root_name_still_works_with_a_warning() -> None:
+    """ARC-3: a name the root exported before the tiers is its tier's object, with a warning."""
+    from evalstop import _MOVED
+
+    assert _MOVED  # the deprecated names of 0.x
+    for name, home in _MOVED.items():
+        assert name not in evalstop.__all__
+        with pytest.warns(DeprecationWarning, match=f"from {home} import {name}"):
+            moved = getattr(evalstop, name)
+        assert moved is getattr(importlib.import_module(home), name)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        evalstop.no_such_name  # noqa: B018
+
+
+def test_a_moved_engine_name_still_works_with_a_warning() -> None:
+    """ARC-3: the engine's errors (now the root's) and its ``World`` (now ``Scenario``)."""
+    from evalstop import engine
+
+    for name, (home, new) in engine._MOVED.items():
+        assert name not in engine.__all__
+        with pytest.warns(DeprecationWarning, match=f"from {home} import {new}"):
+            moved = getattr(engine, name)
+        assert moved is getattr(importlib.import_module(home), new)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        engine.no_such_name  # noqa: B018
 
 
 def test_errors_share_one_root_and_the_builtins_users_catch() -> None:

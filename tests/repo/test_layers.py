@@ -91,3 +91,95 @@ def test_the_checker_catches_a_violation(tmp_path: Path) -> None:
     """ARC-1: the walk sees deferred imports (a core module importing the engine in a function)."""
     tree = ast.parse("def f():\n    from evalstop.engine import step\n    return step\n")
     assert "evalstop.engine" in imported(tree)
+
+
+KNOWN_CIRCLES: dict[frozenset[str], str] = {
+    frozenset({"evalstop.core.policies", "evalstop.core.ranking"}): "issue 23 (ranking.py)",
+    frozenset({"evalstop.live.batch", "evalstop.live.monitor"}): "issue 21 (the monitor's folds)",
+    frozenset({"evalstop.sim.runs", "evalstop.sim.workload"}): "issue 27 (runs.py)",
+}
+"""ARC-6: the import circles left, each with the issue that removes it; the list only shrinks."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Module -> the modules of ``sources`` it imports (``from m import x``: ``m.x`` when that
+    is a module of ``sources``, else ``m``); deferred and ``TYPE_CHECKING`` imports count."""
+    graph: dict[str, set[str]] = {}
+    for name, source in sources.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names if alias.name in sources)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    if full in sources:
+                        edges.add(full)
+                    elif node.module in sources:
+                        edges.add(node.module)
+        graph[name] = edges - {name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[frozenset[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+def test_import_circles_are_only_the_known_ones() -> None:
+    """ARC-6: no import circle but the listed ones, and every listed one still exists."""
+    sources = {module_name(path): path.read_text(encoding="utf-8") for path in modules()}
+    found = set(circles(import_graph(sources)))
+    assert not found - set(KNOWN_CIRCLES), f"new import circles: {found - set(KNOWN_CIRCLES)}"
+    stale = set(KNOWN_CIRCLES) - found
+    assert not stale, f"no longer circles, remove them from KNOWN_CIRCLES: {stale}"
+
+
+def test_the_circle_count_sees_a_circle() -> None:
+    """ARC-6: a TYPE_CHECKING import back closes a circle; a one-way chain is none."""
+    sources = {
+        "p.a": "from p.b import f\n",
+        "p.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p import a\n",
+        "p": "",
+        "p.c": "import p.a\n",
+    }
+    assert circles(import_graph(sources)) == [frozenset({"p.a", "p.b"})]
+    assert circles(import_graph({"p.a": "import p.b\n", "p.b": ""})) == []

@@ -14,7 +14,7 @@ from tradeoff_page import _real_verdict
 
 from evalstop.core.regret import RegretSummary
 from evalstop.experiments.tradeoff.report import Miss
-from evalstop.experiments.tradeoff.sweep import Point, Tradeoff
+from evalstop.experiments.tradeoff.sweep import OperatingPoint, Tradeoff
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,14 +31,14 @@ def test_scb8_committed_report_and_page_are_current(tmp_path: Path) -> None:
     assert page.read_text(encoding="utf-8") == page_now, hint
 
 
-def _real_point(setting: str, recall: float, harmful_healthy: int) -> Point:
+def _real_point(setting: str, recall: float, harmful_healthy: int) -> OperatingPoint:
     summary = RegretSummary(
         runs=28, collapsing=17, healthy=11, harmful=harmful_healthy, benign=0,
         missed=0, harmful_healthy=harmful_healthy, recall=recall,
         harmful_rate=harmful_healthy / 11, benign_rate=0.0, mean_regret=0.1,
         stop_regret=0.1, saved_share=0.5, delay=1.0,
     )  # fmt: skip
-    return Point(family="noise-aware", setting=setting, summary=summary, default=False)
+    return OperatingPoint(family="noise-aware", setting=setting, summary=summary, default=False)
 
 
 def _miss(eligible: int) -> Miss:

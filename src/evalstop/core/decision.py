@@ -31,7 +31,8 @@ class Decision:
     """What a policy wants done now; the engine applies stops, then preemptions, then starts.
 
     A decision is validated before anything is applied (spec ``ENG-8``): an unknown job, a
-    job named twice, or starts that do not fit raise :class:`~evalstop.engine.InvalidDecisionError`.
+    job named twice, or starts that do not fit raise
+    :class:`~evalstop.engine.errors.InvalidDecisionError`.
 
     Attributes:
         start: queued jobs to start, in order; together they must fit in the free GPUs.

@@ -15,12 +15,15 @@
   queue events, their deterministic order, and the output log.
 
 The engine imports only the core layer (``evalstop.core``).
+
+This is the engine's public tier (spec ``ARC-5``): what reads, drives or checks the engine.
+Its errors (``EngineError``, ``InvalidDecisionError``) are exported by the root, ``evalstop``;
+the fast engines' job records (:mod:`~evalstop.engine.record`), pending arrivals and collector
+pause are machinery.
 """
 
 from evalstop.engine.builtin_fast import BuiltinSimulator as BuiltinSimulator
 from evalstop.engine.builtin_fast import simulator_for as simulator_for
-from evalstop.engine.errors import EngineError as EngineError
-from evalstop.engine.errors import InvalidDecisionError as InvalidDecisionError
 from evalstop.engine.events import Event as Event
 from evalstop.engine.fast import FastSimulator as FastSimulator
 from evalstop.engine.log import EventLog as EventLog
@@ -31,9 +34,9 @@ from evalstop.engine.simulator import Simulator as Simulator
 from evalstop.engine.state import ActiveJob as ActiveJob
 from evalstop.engine.state import Ended as Ended
 from evalstop.engine.state import JobStatus as JobStatus
+from evalstop.engine.state import Scenario as Scenario
 from evalstop.engine.state import SimState as SimState
 from evalstop.engine.state import Transition as Transition
-from evalstop.engine.state import World as World
 from evalstop.engine.state import check_invariants as check_invariants
 from evalstop.engine.state import initial_state as initial_state
 from evalstop.engine.step import step as step
@@ -42,21 +45,42 @@ __all__ = [
     "ActiveJob",
     "BuiltinSimulator",
     "Ended",
-    "EngineError",
     "Event",
     "EventLog",
     "EventQueue",
     "FastSimulator",
-    "InvalidDecisionError",
     "JobStatus",
     "LogKind",
     "LogRecord",
+    "Scenario",
     "SimState",
     "Simulator",
     "Transition",
-    "World",
     "check_invariants",
     "initial_state",
     "simulator_for",
     "step",
 ]
+
+_MOVED = {
+    "EngineError": ("evalstop", "EngineError"),
+    "InvalidDecisionError": ("evalstop", "InvalidDecisionError"),
+    "World": ("evalstop.engine", "Scenario"),
+}
+"""Names this tier exported before the tiers (0.x): each still works, with a warning."""
+
+
+def __getattr__(name: str) -> object:
+    """``evalstop.engine.<name>`` of a name that moved or was renamed, with a warning."""
+    if name not in _MOVED:
+        raise AttributeError(f"module 'evalstop.engine' has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    home, new = _MOVED[name]
+    warnings.warn(
+        f"evalstop.engine.{name} is deprecated: use {home}.{new} (from {home} import {new})",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), new)

@@ -9,7 +9,7 @@ from evalstop.engine.errors import EngineError
 from evalstop.engine.events import Event
 from evalstop.engine.log import LogRecord
 from evalstop.engine.queue import EventQueue
-from evalstop.engine.state import SimState, World, check_invariants, initial_state
+from evalstop.engine.state import Scenario, SimState, check_invariants, initial_state
 from evalstop.engine.step import step
 
 __all__ = ["Simulator", "check_policy"]
@@ -41,7 +41,7 @@ class Simulator:
     ) -> None:
         check_policy(policy)
         self._jobs: dict[JobId, Job] = {}
-        self.world = World(self._jobs, policy, preemption_overhead)
+        self.world = Scenario(self._jobs, policy, preemption_overhead)
         self.state = initial_state(total_gpus)
         self.queue = EventQueue()
         self.log: list[LogRecord] = []

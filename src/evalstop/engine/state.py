@@ -23,9 +23,9 @@ __all__ = [
     "ActiveJob",
     "Ended",
     "JobStatus",
+    "Scenario",
     "SimState",
     "Transition",
-    "World",
     "check_invariants",
     "initial_state",
 ]
@@ -109,7 +109,7 @@ def initial_state(total_gpus: int) -> SimState:
 
 
 @attrs.frozen(slots=True)
-class World:
+class Scenario:
     """What a transition reads besides the state: the jobs, the policy and the cost model.
 
     ``preemption_overhead`` is the seconds a resumed job holds its GPUs before it makes
@@ -124,6 +124,11 @@ class World:
     def __attrs_post_init__(self) -> None:
         if self.preemption_overhead < 0:
             raise ValueError(f"preemption_overhead must be >= 0, got {self.preemption_overhead}")
+
+
+World = Scenario
+"""The former name (``evalstop.sim.World`` is a synthetic world): kept, outside ``__all__``, for
+the engine modules under other issues' edits this session (``step``, ``fast``)."""
 
 
 @attrs.frozen(slots=True)

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from evalstop.gym.proxy import Proxy
 from evalstop.gym.task import TINY, probabilities, sample
 
-__all__ = ["BATCH", "LOGIT_BOUND", "Optimiser", "StepStats", "step"]
+__all__ = ["BATCH", "LOGIT_BOUND", "Optimiser", "StepStats", "train_step"]
 
 Array = NDArray[np.float64]
 
@@ -63,7 +63,7 @@ class StepStats:
     loss: float
 
 
-def step(
+def train_step(
     opt: Optimiser, proxy: Proxy, kl_coef: float, lr: float, rng: np.random.Generator
 ) -> StepStats:
     """One REINFORCE step with Adam on ``opt`` (updated in place)."""

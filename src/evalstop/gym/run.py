@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 
 from evalstop.gym.config import RunConfig
-from evalstop.gym.policy import Optimiser, step
+from evalstop.gym.policy import Optimiser, train_step
 from evalstop.gym.proxy import fit_proxy
 from evalstop.gym.task import entropy, exact_gold, gold_of, kl_to, make_task, probabilities
 from evalstop.gym.task import sample as draw
@@ -86,7 +86,7 @@ def simulate_run(config: RunConfig) -> RunResult:
     done = 0
     for at in config.checkpoints():
         while done < at:
-            step(opt, proxy, config.kl_coef, config.lr, train_rng)
+            train_step(opt, proxy, config.kl_coef, config.lr, train_rng)
             done += 1
         probs = probabilities(opt.logits)
         tokens = draw(probs, config.eval_samples, eval_rng)

@@ -25,7 +25,7 @@ from evalstop.live.monitor import Monitor, Stop
 from evalstop.watch.source import Run, SourceError
 from evalstop.watch.store import ACTED, ANNOUNCED, StateError, StateStore
 
-__all__ = ["Actions", "Decision", "Watcher", "watch"]
+__all__ = ["Actions", "StopNotice", "Watcher", "watch"]
 
 _JOB = "run"
 
@@ -57,7 +57,7 @@ class _Inline:
 
 
 @attrs.frozen(slots=True)
-class Decision:
+class StopNotice:
     """A stop: what ``watch`` prints as one JSON line and writes to the marker (``WCH-4``)."""
 
     run: str
@@ -186,8 +186,8 @@ class Watcher:
         # As replay does without a loss trace: the score turned lower-is-better (RPL-4).
         return self._loss_sign * value if math.isfinite(value) else math.nan
 
-    def _decision(self, run: Run, stop: Stop) -> Decision:
-        return Decision(
+    def _decision(self, run: Run, stop: Stop) -> StopNotice:
+        return StopNotice(
             run=run.key,
             name=run.name,
             path=run.folder,

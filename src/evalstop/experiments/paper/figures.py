@@ -1,6 +1,6 @@
 """The figures the source paper reports (``../shared/paper.md``): the one place they are typed.
 
-:data:`PAPER` is read by the report (tables beside ours) and the plots (the composability
+:data:`PAPER_FIGURES` is read by the report (tables beside ours) and the plots (the composability
 band); ``results.json`` carries it under ``paper``. A figure is a number, a ``(low, high)``
 range or, for a qualitative claim, a string; None where the paper reports nothing.
 """
@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import attrs
 
-__all__ = ["PAPER", "PaperFigures", "PaperRow", "PaperValue", "paper_json"]
+__all__ = ["PAPER_FIGURES", "PaperFigures", "PaperRow", "PaperValue", "paper_json"]
 
 PaperValue = float | tuple[float, float] | str | None
 
@@ -68,7 +68,7 @@ class PaperFigures:
         return None
 
 
-PAPER: Final = PaperFigures(
+PAPER_FIGURES: Final = PaperFigures(
     main=(
         PaperRow("srtf-est", jct_change_pct=0.0, wasted_change_pct=0.0),
         PaperRow(
@@ -95,6 +95,6 @@ PAPER: Final = PaperFigures(
 )
 
 
-def paper_json(figures: PaperFigures = PAPER) -> dict[str, Any]:
+def paper_json(figures: PaperFigures = PAPER_FIGURES) -> dict[str, Any]:
     """``figures`` as plain JSON values (tuples become lists)."""
     return attrs.asdict(figures)

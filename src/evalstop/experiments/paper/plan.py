@@ -9,6 +9,8 @@ world's density) and each is run once.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from evalstop.experiments.grid import (
@@ -157,17 +159,7 @@ def _system(detector: str, base: str) -> str:
 
 def _seed_plan(settings: Settings, world: str, seed: int) -> set[Sim]:
     evalstop = _system("evalstop", MAIN_BASE)
-
-    def at(
-        system: str,
-        *,
-        noise: float | None = None,
-        share: float | None = None,
-        evals: int | None = None,
-        k: int | None = None,
-    ) -> Sim:
-        return Sim.at(settings, world, seed, system, noise=noise, share=share, evals=evals, k=k)
-
+    at = functools.partial(Sim.at, settings, world, seed)
     sims = {at(system) for system in MAIN_SYSTEMS}
     for base in BASES:
         sims.update((at(base), at(_system("evalstop", base))))

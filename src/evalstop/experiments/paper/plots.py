@@ -6,7 +6,7 @@ for each world, one PNG per sweep, the density sweep and example curves, and ret
 written. The paper world's files are ``noise.png``, ``base_rate.png``, ``k.png``,
 ``composability.png``, ``density.png`` and ``curves.png``; another world's carry its name as a
 suffix (``noise_calibrated.png``). The paper's composability band comes from
-:data:`~evalstop.experiments.paper.figures.PAPER`, drawn on the paper world only.
+:data:`~evalstop.experiments.paper.figures.PAPER_FIGURES`, drawn on the paper world only.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from evalstop.core.model import Job, JobKind
 from evalstop.experiments.grid import DENSITIES, DENSITY_KS, PAPER_NOISES
 from evalstop.experiments.paper.figures import PaperFigures
 from evalstop.experiments.paper.plan import Settings, Sim
-from evalstop.experiments.paper.results import Results, Row, WorldResults
+from evalstop.experiments.paper.results import ResultRow, Results, WorldResults
 from evalstop.experiments.plotting import pyplot
 from evalstop.sim.workload import generate
 
@@ -36,13 +36,13 @@ def plot_names(world: str) -> tuple[str, ...]:
     return PLOTS if world == "paper" else tuple(f"{name}_{world}" for name in PLOTS)
 
 
-def _value(row: Row, metric: str) -> tuple[float, float]:
+def _value(row: ResultRow, metric: str) -> tuple[float, float]:
     est = row.metric(metric)
     return est.mean, 0.0 if math.isnan(est.ci95) else est.ci95
 
 
 def _series(
-    rows: Sequence[Row], x: str, detector: str, metric: str
+    rows: Sequence[ResultRow], x: str, detector: str, metric: str
 ) -> tuple[list[float], list[float], list[float]]:
     picked = [row for row in rows if row.detector == detector]
     values = [_value(row, metric) for row in picked]
@@ -60,7 +60,7 @@ def _save(plt: Any, fig: Any, path: Path) -> None:
 
 
 def _sweep_plot(
-    plt: Any, rows: Sequence[Row], x: str, xlabel: str, path: Path, title: str, diagonal: bool
+    plt: Any, rows: Sequence[ResultRow], x: str, xlabel: str, path: Path, title: str, diagonal: bool
 ) -> None:
     detectors = sorted({row.detector for row in rows})
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
@@ -79,7 +79,7 @@ def _sweep_plot(
     _save(plt, fig, path)
 
 
-def _k_plot(plt: Any, rows: Sequence[Row], path: Path, title: str) -> None:
+def _k_plot(plt: Any, rows: Sequence[ResultRow], path: Path, title: str) -> None:
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
     for metric in ("precision", "recall", "fpr"):
         xs, ys, es = _series(rows, "k", "evalstop", metric)
@@ -98,7 +98,7 @@ def _k_plot(plt: Any, rows: Sequence[Row], path: Path, title: str) -> None:
 
 
 def _composability_plot(
-    plt: Any, rows: Sequence[Row], path: Path, title: str, paper: PaperFigures | None
+    plt: Any, rows: Sequence[ResultRow], path: Path, title: str, paper: PaperFigures | None
 ) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.8))
     values = [_value(row, "jct_change_pct") for row in rows]
@@ -114,34 +114,26 @@ def _composability_plot(
     _save(plt, fig, path)
 
 
+def _row(rows: Sequence[ResultRow], sigma: float, k: int) -> ResultRow:
+    return next(r for r in rows if r.sigma == sigma and r.k == k)
+
+
+def _errorbar(
+    axis: Any, xs: Sequence[float], points: Sequence[tuple[float, float]], **style: Any
+) -> None:
+    axis.errorbar(xs, [v for v, _ in points], yerr=[e for _, e in points], capsize=3, **style)
+
+
 def _density_plot(plt: Any, world: WorldResults, path: Path, title: str) -> None:
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
     sigma = world.world.eval_noise
     for evals in DENSITIES:
         rows = [r for r in world.density if r.evals_per_run == evals]
-        fpr = [
-            _value(next(r for r in rows if r.sigma == s and r.k == 2), "fpr") for s in PAPER_NOISES
-        ]
-        ax.errorbar(
-            PAPER_NOISES,
-            [v for v, _ in fpr],
-            yerr=[e for _, e in fpr],
-            marker="o",
-            capsize=3,
-            label=f"{evals} evals/run",
-        )
-        rec = [
-            _value(next(r for r in rows if r.sigma == sigma and r.k == k), "recall")
-            for k in DENSITY_KS
-        ]
-        bx.errorbar(
-            DENSITY_KS,
-            [v for v, _ in rec],
-            yerr=[e for _, e in rec],
-            marker="s",
-            capsize=3,
-            label=f"{evals} evals/run",
-        )
+        label = f"{evals} evals/run"
+        fpr = [_value(_row(rows, s, 2), "fpr") for s in PAPER_NOISES]
+        _errorbar(ax, PAPER_NOISES, fpr, marker="o", label=label)
+        rec = [_value(_row(rows, sigma, k), "recall") for k in DENSITY_KS]
+        _errorbar(bx, DENSITY_KS, rec, marker="s", label=label)
     ax.set_xlabel("eval noise sigma")
     ax.set_ylabel("FPR of EvalStop(k=2)")
     bx.set_xlabel("k")

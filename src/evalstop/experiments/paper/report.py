@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from evalstop.experiments.grid import DENSITIES, DENSITY_KS, PAPER_NOISES
 from evalstop.experiments.leakage import AUC_LIMIT, ERROR_MARGIN, Leakage
 from evalstop.experiments.paper.figures import PaperFigures, PaperValue
-from evalstop.experiments.paper.results import Results, Row, WorldResults
+from evalstop.experiments.paper.results import ResultRow, Results, WorldResults
 from evalstop.experiments.tables import format_table
 from evalstop.sim.philly import fitted_trace
 
@@ -26,7 +26,7 @@ MAIN_METRICS = (
 )
 
 
-def _ours(row: Row, key: str, *, percent: bool) -> str:
+def _ours(row: ResultRow, key: str, *, percent: bool) -> str:
     est = row.metric(key)
     if math.isnan(est.mean):
         return "n/a"
@@ -80,16 +80,16 @@ def _composability(world: WorldResults, paper: PaperFigures | None) -> str:
     )
 
 
-def _rates(row: Row) -> list[str]:
+def _rates(row: ResultRow) -> list[str]:
     return [_ours(row, key, percent=False) for key in ("precision", "recall", "fpr")]
 
 
 def _sweep(
-    rows: Sequence[Row],
+    rows: Sequence[ResultRow],
     label: str,
-    key: Callable[[Row], str],
+    key: Callable[[ResultRow], str],
     title: str,
-    paper: Callable[[Row], str] | None,
+    paper: Callable[[ResultRow], str] | None,
 ) -> str:
     header = [label, "detector", "precision", "recall", "FPR"] + (["paper"] if paper else [])
     body = [
@@ -171,11 +171,11 @@ def render_world(world: WorldResults, paper: PaperFigures | None) -> str:
     if paper is not None:
         figures = paper
 
-        def noise_paper(row: Row) -> str:
+        def noise_paper(row: ResultRow) -> str:
             value = figures.noise_precision_at(row.sigma) if row.detector == "evalstop" else None
             return "-" if value is None else f"P {value:.0%}"
 
-        def rate_paper(row: Row) -> str:
+        def rate_paper(row: ResultRow) -> str:
             if row.detector == "evalstop":
                 return f"P >= {figures.base_rate_min_precision:.0%}"
             return f"P = {row.hacking_share:.0%}" if row.detector == "stopat-0.65" else "-"

@@ -21,7 +21,7 @@ from evalstop.experiments.grid import (
     PAPER_NOISES,
 )
 from evalstop.experiments.leakage import Leakage
-from evalstop.experiments.paper.figures import PAPER, PaperFigures, paper_json
+from evalstop.experiments.paper.figures import PAPER_FIGURES, PaperFigures, paper_json
 from evalstop.experiments.paper.plan import (
     BASES,
     DENSITY_WORLDS,
@@ -38,8 +38,8 @@ from evalstop.sim.worlds import World, world_named
 __all__ = [
     "METRICS",
     "RESULTS_VERSION",
+    "ResultRow",
     "Results",
-    "Row",
     "WorldResults",
     "build_results",
     "results_json",
@@ -64,7 +64,7 @@ _NAN = estimate([])
 
 
 @attrs.frozen(slots=True)
-class Row:
+class ResultRow:
     """One row of a table: a system in one cell, its changes against ``base`` and its rates.
 
     ``base`` is None for density-sweep rows, which report detection quality only (their
@@ -123,7 +123,7 @@ def _change(system: float, base: float) -> float:
 
 def _row(
     sim: Sim, sigma: float, base: str | None, pairs: list[tuple[Figures, Figures | None]]
-) -> Row:
+) -> ResultRow:
     def paired(read: Callable[[Figures], float]) -> Estimate:
         if base is None:
             return _NAN
@@ -132,7 +132,7 @@ def _row(
     def own(read: Callable[[Figures], float]) -> Estimate:
         return estimate(read(s) for s, _ in pairs)
 
-    return Row(
+    return ResultRow(
         system=sim.system,
         base=base,
         sigma=sigma,
@@ -160,7 +160,7 @@ class _Table:
         self.world = world
         self.figures = figures
 
-    def row(self, system: str, base: str | None, **kw: Any) -> Row:
+    def row(self, system: str, base: str | None, **kw: Any) -> ResultRow:
         """``system``'s row against ``base`` in the cell named by ``kw`` (Sim.at's keywords)."""
         sims = [
             Sim.at(self.settings, self.world, seed, system, **kw)
@@ -185,12 +185,12 @@ class WorldResults:
     """Every table of one world and its leakage audit."""
 
     world: World
-    main: tuple[Row, ...]
-    composability: tuple[Row, ...]
-    noise: tuple[Row, ...]
-    base_rate: tuple[Row, ...]
-    k: tuple[Row, ...]
-    density: tuple[Row, ...]
+    main: tuple[ResultRow, ...]
+    composability: tuple[ResultRow, ...]
+    noise: tuple[ResultRow, ...]
+    base_rate: tuple[ResultRow, ...]
+    k: tuple[ResultRow, ...]
+    density: tuple[ResultRow, ...]
     leakage: Leakage
 
 
@@ -200,7 +200,7 @@ class Results:
 
     settings: Settings
     worlds: tuple[WorldResults, ...]
-    paper: PaperFigures = PAPER
+    paper: PaperFigures = PAPER_FIGURES
 
     def world(self, name: str) -> WorldResults:
         """The results of the world called ``name``."""
@@ -285,7 +285,7 @@ def _leakage_json(leakage: Leakage) -> dict[str, Any]:
 
 
 def _world_json(world: WorldResults) -> dict[str, Any]:
-    def rows(table: tuple[Row, ...]) -> list[dict[str, Any]]:
+    def rows(table: tuple[ResultRow, ...]) -> list[dict[str, Any]]:
         return [row.to_json() for row in table]
 
     return {

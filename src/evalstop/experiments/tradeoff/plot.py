@@ -18,8 +18,8 @@ from evalstop.experiments.tradeoff.sweep import (
     GOAL_HARMFUL,
     GOAL_RECALL,
     GOAL_REGRET,
+    OperatingPoint,
     Panel,
-    Point,
     Tradeoff,
     frontier,
 )
@@ -29,13 +29,13 @@ __all__ = ["write_tradeoff_plot"]
 FAMILIES = ("noise-aware", "evalstop", "lossplateau", "stopat")
 
 
-def _xy(points: Sequence[Point]) -> tuple[list[float], list[float]]:
+def _xy(points: Sequence[OperatingPoint]) -> tuple[list[float], list[float]]:
     xs = [100 * p.summary.harmful_rate for p in points]
     ys = [100 * (0.0 if math.isnan(p.summary.recall) else p.summary.recall) for p in points]
     return xs, ys
 
 
-def _panel(axis: Any, points: Sequence[Point], title: str) -> None:
+def _panel(axis: Any, points: Sequence[OperatingPoint], title: str) -> None:
     axis.axvspan(0, 100 * GOAL_HARMFUL, ymin=GOAL_RECALL / 1.05, color="green", alpha=0.12)
     for family in FAMILIES:
         xs, ys = _xy([p for p in points if p.family == family])

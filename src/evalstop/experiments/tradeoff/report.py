@@ -23,8 +23,8 @@ from evalstop.experiments.tradeoff.sweep import (
     GOAL_HARMFUL,
     GOAL_RECALL,
     GOAL_REGRET,
+    OperatingPoint,
     Panel,
-    Point,
     Tradeoff,
     frontier,
     nearest_goal,
@@ -112,7 +112,7 @@ def real_misses(data: Path | None = None) -> tuple[Miss, ...]:
 HEADER = ["detector", "setting", "recall", "harmful", "mean regret", "median", "floored", "stop"]
 
 
-def _row(point: Point, marks: str = "") -> list[str]:
+def _row(point: OperatingPoint, marks: str = "") -> list[str]:
     s = point.summary
     floor = point.family == "floor"  # a reference, not a detector: no recall or harmful rate
     return [
@@ -127,13 +127,13 @@ def _row(point: Point, marks: str = "") -> list[str]:
     ]
 
 
-def _in_box(point: Point) -> bool:
+def _in_box(point: OperatingPoint) -> bool:
     s = point.summary
     recall = 0.0 if math.isnan(s.recall) else s.recall
     return recall >= GOAL_RECALL and s.harmful_rate <= GOAL_HARMFUL
 
 
-def _marks(point: Point, line: Sequence[Point]) -> str:
+def _marks(point: OperatingPoint, line: Sequence[OperatingPoint]) -> str:
     box = " [recall+harmful goals]" if _in_box(point) else ""
     regret = " [regret goal]" if point.summary.mean_regret <= GOAL_REGRET else ""
     return (" <frontier>" if point in line else "") + box + regret
@@ -153,7 +153,7 @@ def _panel_text(panel: Panel) -> str:
     return "\n".join([format_table(HEADER, rows, title=title), *near])
 
 
-def _brief(point: Point) -> str:
+def _brief(point: OperatingPoint) -> str:
     s = point.summary
     return (
         f"recall {pct(s.recall, 0)}, harmful {pct(s.harmful_rate, 1)}, "

@@ -37,8 +37,8 @@ __all__ = [
     "GOAL_REGRET",
     "KEEP_RULES",
     "SWEEP",
+    "OperatingPoint",
     "Panel",
-    "Point",
     "Tradeoff",
     "floor_points",
     "frontier",
@@ -81,7 +81,7 @@ SWEEP: tuple[tuple[str, str, Detector[Any]], ...] = _sweep()
 
 
 @attrs.frozen(slots=True)
-class Point:
+class OperatingPoint:
     """One operating point's (or floor's) summary on one data set.
 
     Attributes:
@@ -104,8 +104,8 @@ class Panel:
     world: str
     noise: float
     evals: int
-    points: tuple[Point, ...]
-    floors: tuple[Point, ...]
+    points: tuple[OperatingPoint, ...]
+    floors: tuple[OperatingPoint, ...]
 
 
 @attrs.frozen(slots=True)
@@ -113,8 +113,8 @@ class Tradeoff:
     """Every goal cell's panel, the real-curve sweep (corpus, healthy folder) and the setup."""
 
     panels: tuple[Panel, ...]
-    real: tuple[Point, ...]
-    healthy: tuple[Point, ...]
+    real: tuple[OperatingPoint, ...]
+    healthy: tuple[OperatingPoint, ...]
     jobs: int
     seed: int
 
@@ -124,7 +124,7 @@ def _is_default(detector: Detector[Any]) -> bool:
     return detector in defaults or detector == StopAtProgress()
 
 
-def floor_points(config: WorkloadConfig, seed: int) -> tuple[Point, ...]:
+def floor_points(config: WorkloadConfig, seed: int) -> tuple[OperatingPoint, ...]:
     """The keep floors (``RGT-6``) of :data:`KEEP_RULES` on the RLHF runs of a workload."""
     jobs = [job for job in generate(config, seed).jobs if job.spec.kind is JobKind.RLHF]
     names = ("hindsight keep", "stop floor", "oracle stop")
@@ -140,7 +140,7 @@ def floor_points(config: WorkloadConfig, seed: int) -> tuple[Point, ...]:
                 run = job_run_score(job, choice.stop, choice.kept)
                 scores.setdefault((name, rule), []).append(run)
     return tuple(
-        Point("floor", f"{name}, keep {rule}", summarize_runs(runs))
+        OperatingPoint("floor", f"{name}, keep {rule}", summarize_runs(runs))
         for (name, rule), runs in scores.items()
     )
 
@@ -151,7 +151,7 @@ def sim_panel(world: str, evals: int, jobs: int, seed: int) -> Panel:
     config = WorkloadConfig(n_jobs=jobs, world=WORLDS[world], eval_noise=noise, evals_per_run=evals)
     detectors = [detector for _, _, detector in SWEEP]
     points = tuple(
-        Point(family, setting, summarize_runs(runs), _is_default(detector))
+        OperatingPoint(family, setting, summarize_runs(runs), _is_default(detector))
         for (family, setting, detector), runs in zip(
             SWEEP, sim_scores(detectors, config, seed), strict=True
         )
@@ -159,17 +159,17 @@ def sim_panel(world: str, evals: int, jobs: int, seed: int) -> Panel:
     return Panel(world, config.sigma, evals, points, floor_points(config, seed))
 
 
-def real_points(data: Path | None, healthy: Path | None) -> tuple[tuple[Point, ...], ...]:
+def real_points(data: Path | None, healthy: Path | None) -> tuple[tuple[OperatingPoint, ...], ...]:
     """The sweep on the real corpus and on a healthy folder (``SCB-7``): a disclosure of
     sensitivity, not a tuning."""
-    corpus: list[Point] = []
-    extra: list[Point] = []
+    corpus: list[OperatingPoint] = []
+    extra: list[OperatingPoint] = []
     for family, setting, detector in SWEEP:
         runs, healthy_runs = real_scores(detector, data, healthy)
         default = _is_default(detector)
-        corpus.append(Point(family, setting, summarize_runs(runs), default))
+        corpus.append(OperatingPoint(family, setting, summarize_runs(runs), default))
         if healthy is not None:
-            extra.append(Point(family, setting, summarize_runs(healthy_runs), default))
+            extra.append(OperatingPoint(family, setting, summarize_runs(healthy_runs), default))
     return tuple(corpus), tuple(extra)
 
 
@@ -188,23 +188,25 @@ def run_tradeoff(
     return Tradeoff(panels, real, extra, jobs, seed)
 
 
-def _recall(point: Point) -> float:
+def _recall(point: OperatingPoint) -> float:
     recall = point.summary.recall
     return 0.0 if math.isnan(recall) else recall
 
 
-def frontier(points: Sequence[Point]) -> list[Point]:
+def frontier(points: Sequence[OperatingPoint]) -> list[OperatingPoint]:
     """The points no other point beats on both recall and harmful rate (higher recall, fewer
     harmful stops; ``SCB-6``), by increasing harmful rate."""
     ordered = sorted(points, key=lambda p: (p.summary.harmful_rate, -_recall(p)))
-    kept: list[Point] = []
+    kept: list[OperatingPoint] = []
     for point in ordered:
         if not kept or _recall(point) > _recall(kept[-1]):
             kept.append(point)
     return kept
 
 
-def nearest_goal(points: Sequence[Point]) -> tuple[Point | None, Point | None]:
+def nearest_goal(
+    points: Sequence[OperatingPoint],
+) -> tuple[OperatingPoint | None, OperatingPoint | None]:
     """The two frontier points nearest the goal box: the highest recall with harmful stops on
     at most :data:`GOAL_HARMFUL` of healthy runs, and the fewest harmful stops with a recall of
     at least :data:`GOAL_RECALL` (None when no point qualifies)."""
