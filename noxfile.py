@@ -1,5 +1,5 @@
-"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests, adapters, native,
-docs and slurm.
+"""Quality gates for evalstop. A bare ``nox`` runs lint, typecheck, tests, adapters, docs and
+slurm.
 
 Every session installs what it needs from PyPI into its own virtualenv, so the only thing a
 fresh machine needs is Python 3.11+ and ``pip install nox``; the slurm session also needs root,
@@ -14,7 +14,7 @@ import shutil
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "native", "docs", "slurm"]
+nox.options.sessions = ["lint", "typecheck", "tests", "adapters", "docs", "slurm"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -65,7 +65,6 @@ def lint(session: nox.Session) -> None:
         "docs/hooks",
         "docs/scripts",
         "benchmarks",
-        "hatch_build.py",
     ]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
@@ -107,29 +106,6 @@ def changelog(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "changelog", "test"))
     session.run("pytest", "-p", "no:cacheprovider", "tests/repo/test_changelog.py")
     session.run("towncrier", "build", "--draft", "--version", "Unreleased")
-
-
-NATIVE_TESTS = [
-    "tests/live",
-    "tests/core/test_noise_fold.py",
-    "tests/core/test_noise_aware.py",
-    "tests/core/test_keep_floor.py",
-    "tests/sim/test_detection.py",
-]
-"""The tests of the modules the mypyc build compiles and of their callers (spec MON-18)."""
-
-
-@nox.session
-def native(session: nox.Session) -> None:
-    """The opt-in mypyc build (spec MON-18): build and install it (a wheel, not editable), run
-    the tests of its modules against it (they fail if the modules are not compiled), and print
-    the monitor benchmark beside the checkout's pure sources. Needs gcc and Python's headers."""
-    session.install("pytest>=8", "hypothesis>=6.100", ".")  # the pure build and its dependencies
-    session.install("--force-reinstall", "--no-deps", ".", env={"EVALSTOP_MYPYC": "1"})
-    session.run(
-        "pytest", "-p", "no:cacheprovider", *NATIVE_TESTS, env={"EVALSTOP_EXPECT_COMPILED": "1"}
-    )
-    session.run("python", "benchmarks/bench_monitor.py", "--against-pure", "--memory-jobs", "20")
 
 
 @nox.session
@@ -230,6 +206,8 @@ MUTATION_MODULES = [
     "src/evalstop/core/detectors.py",
     "src/evalstop/core/noise_aware.py",
     "src/evalstop/core/noise_fold.py",
+    "src/evalstop/core/folds.py",
+    "src/evalstop/core/registry.py",
     "src/evalstop/core/wrapper.py",
     "src/evalstop/core/policies.py",
     "src/evalstop/core/ranking.py",
@@ -246,9 +224,7 @@ MUTATION_MODULES = [
     "src/evalstop/live/monitor.py",
     "src/evalstop/live/codec.py",
     "src/evalstop/live/records.py",
-    "src/evalstop/live/slots.py",
     "src/evalstop/live/batch.py",
-    "src/evalstop/live/fast.py",
 ]
 """The core modules whose mutation score ``nox -s mutants`` reports (issue 15: >= 90% each).
 
@@ -256,9 +232,10 @@ noise_fold is the noise-aware detector's arithmetic folded in place (the monitor
 fold_job's path, NAD-11) and records holds the monitor's per-job state (MON-14): parts of
 "detectors" and "monitor" since #11 and #12 moved that logic out of noise_aware and monitor;
 arrivals (the fast engine's pending arrivals) and collector (its garbage-collector pause) are
-parts of the engine since #12, slots (how the monitor builds a verdict fast) part of the monitor
-(session 5), batch (observe_many's loops, MON-17) and fast (the compiled build's per-call
-observer, MON-18) too (session 6)."""
+parts of the engine since #12, batch (observe_many's loop, MON-17) part of the monitor (session
+6); folds (the decline rule, written once, DET-10) and registry (which fold applies to which
+detector, DET-12, and the detector table) part of "detectors" since #21, which also deleted
+the monitor's slot-setting verdict builders and the compiled build's per-call observer."""
 
 MUTATION_TESTS = ["tests/core", "tests/engine", "tests/live"]
 """The tests mutmut runs: the unit tests of those modules (the whole suite takes far longer)."""

@@ -5,45 +5,32 @@ every job once, in a shuffled order; scores rise to a per-job peak and fall, wit
 jobs stop at different times) and prints observations per second for the default monitor
 (noise-aware) and ``DeclineDetector(k=2)``, one ``observe`` call each and in one
 ``observe_many`` batch, beside a bare loop (issue 12's goal: 1,000,000 per second; every
-path is printed against it). It names the build it measures (pure Python, or the opt-in
-mypyc build of spec ``MON-18``); with ``--against-pure`` a compiled build is measured beside
-the pure sources of the same checkout (``src/``, in a child process per round, the rounds
-interleaved). Then
-feeds runs of 10, 100 and 1,000 observations per job to jobs that never stop and prints the
-monitor's memory per job (``tracemalloc``) and its serialised state per job: both stay flat
-as runs grow longer.
+path is printed against it). Then feeds runs of 10, 100 and 1,000 observations per job to
+jobs that never stop and prints the monitor's memory per job (``tracemalloc``) and its
+serialised state per job: both stay flat as runs grow longer.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
 import math
-import os
 import random
 import statistics
-import subprocess
-import sys
 import time
 import tracemalloc
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.experiments.tables import format_table
 from evalstop.live.monitor import JobKey, Monitor
-from evalstop.live.native import compiled
 
 __all__ = [
     "bare_loop",
-    "build",
     "main",
-    "medians",
     "memory_per_job",
     "one_pass",
-    "pure_round",
     "report",
     "stopped",
     "stream",
@@ -58,17 +45,7 @@ DETECTORS: dict[str, Detector[Any] | None] = {
 """The monitors measured: the default one and the paper's rule."""
 GOAL = 1_000_000
 """Issue 12's goal, observations per second."""
-SRC = Path(__file__).resolve().parents[1] / "src"
-"""The checkout's pure sources (for ``--against-pure``)."""
 Rates = dict[tuple[str, bool], float]
-
-
-def build() -> str:
-    """The build of evalstop this process measures."""
-    modules = compiled()
-    if not modules:
-        return "pure Python"
-    return "mypyc (" + ", ".join(name.rsplit(".", 1)[1] for name in modules) + ")"
 
 
 def stream(jobs: int, evals: int, seed: int = 0) -> list[Observation]:
@@ -172,26 +149,6 @@ def memory_per_job(jobs: int, evals: int) -> tuple[float, float]:
     return held / jobs, len(monitor.to_json()) / jobs
 
 
-def pure_round(jobs: int, evals: int) -> tuple[Rates, dict[str, int], float]:
-    """One round of :func:`throughput` in a child process that imports the checkout's pure
-    sources (``src/``) first: its rates, stopped jobs and bare loop's rate."""
-    path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, __file__, "--pure-round", "--jobs", str(jobs), "--evals", str(evals)]
-    env = {**os.environ, "PYTHONPATH": path}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    found = json.loads(done.stdout)
-    rates = {(label, batched): rate for label, batched, rate in found["rates"]}
-    return rates, found["stops"], float(found["bare"])
-
-
-def medians(
-    rounds: Sequence[tuple[Rates, dict[str, int], float]],
-) -> tuple[Rates, dict[str, int], float]:
-    """Rates and bare rate over one-round measurements, each the median; the first stops."""
-    rates = {path: statistics.median(r[0][path] for r in rounds) for path in rounds[0][0]}
-    return rates, rounds[0][1], statistics.median(r[2] for r in rounds)
-
-
 def report(label: str, rates: Rates, stops: dict[str, int], bare: float, title: str) -> None:
     """The throughput table of one build and its goal lines."""
     rows = [
@@ -218,32 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--evals", type=int, default=20, help="evaluations per job")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--memory-jobs", type=int, default=200)
-    parser.add_argument(
-        "--against-pure",
-        action="store_true",
-        help="also measure the checkout's pure sources (src/), one child process per round",
-    )
-    parser.add_argument("--pure-round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     observations = stream(args.jobs, args.evals)
-    if args.pure_round:  # the child of --against-pure: one round, as JSON
-        if build() != "pure Python":
-            raise SystemExit(f"--pure-round imported a {build()} build")
-        rates, stops, bare = throughput(observations, 1)
-        found = {"rates": [[*path, rate] for path, rate in rates.items()], "stops": stops}
-        print(json.dumps({**found, "bare": bare}))
-        return 0
-    if args.against_pure:  # rounds interleaved: the pure child's, then this process's
-        rounds = [
-            (pure_round(args.jobs, args.evals), throughput(observations, 1))
-            for _ in range(args.repeats)
-        ]
-        for pure_side, own_side in rounds:  # the same stops, in both builds
-            assert pure_side[1] == own_side[1], (pure_side[1], own_side[1])
-        pure, _, pure_bare = medians([side for side, _ in rounds])
-        rates, stops, bare = medians([side for _, side in rounds])
-    else:
-        rates, stops, bare = throughput(observations, args.repeats)
+    rates, stops, bare = throughput(observations, args.repeats)
     stopped_bare = sum(1 for job in bare_loop(observations).values() if job[7] is not None)
     # the bare loop does the k = 2 rule's bookkeeping: the same jobs stop
     assert stopped_bare == stops["DeclineDetector(k=2)"], (stopped_bare, stops)
@@ -252,13 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"jobs, CPU time, median of {args.repeats} interleaved rounds; a bare loop doing the "
         f"k = 2 rule's bookkeeping: {bare:,.0f} obs/s ({stopped_bare:,} stopped)"
     )
-    report(build(), rates, stops, bare, title)
-    if args.against_pure:
-        title = (
-            "the same rounds, the pure sources (src/) in a child process; bare loop "
-            f"{pure_bare:,.0f} obs/s"
-        )
-        report("pure Python", pure, stops, pure_bare, title)
+    report("pure Python", rates, stops, bare, title)
     rows = []
     for evals in (10, 100, 1000):
         traced, serialised = memory_per_job(args.memory_jobs, evals)

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import (
     DeclineDetector,
-    DeclineState,
     Watch,
     observe,
     observe_decline,
     start_watch,
 )
+from evalstop.core.folds import DeclineState
 from evalstop.core.model import JobKind
 
 SCORES = st.one_of(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+import attrs
 import pytest
 
 from builders import make_job
@@ -20,7 +21,7 @@ from evalstop.engine.fast import FastSimulator
 from evalstop.sim.workload import WorkloadConfig, generate
 
 OWN = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las")
-SYSTEMS = (*OWN, *(f"evalstop+{base}" for base in OWN))
+SYSTEMS = (*OWN, *(f"evalstop+{base}" for base in OWN), "noise-aware+srtf-est", "noise-aware+fifo")
 
 
 class WatchingBuiltin(BuiltinSimulator):
@@ -62,17 +63,25 @@ def watched(policy: Policy, check: bool = False) -> list[bool]:
 
 def test_eng19_which_systems_run_only_library_code() -> None:
     """ENG-19: the five built-in priority bases themselves, alone or wrapped once, with no
-    detector or the one decline rule; not another detector, a look-alike base or a second
+    detector or one built-in rule that folds in place (the decline rule, the noise-aware rule,
+    DET-12); not another detector, a subclass of a built-in one, a look-alike base or a second
     wrapper (a second detector)."""
     for base in (fifo, sjf_est, srtf_est, loss_aware, las):
         assert engine_only(base)
         assert engine_only(evalstop(base))
         assert engine_only(evalstop(base, DeclineDetector(3)))
-        assert not engine_only(evalstop(base, NoiseAwareDetector()))
+        assert engine_only(evalstop(base, NoiseAwareDetector()))
         assert not engine_only(evalstop(base, LossPlateau()))
+        assert not engine_only(evalstop(base, Subclass()))
         assert not engine_only(evalstop(evalstop(base), DeclineDetector(3)))
     assert not engine_only(PriorityPolicy("mine", fifo.key, preemptive=False))
-    assert not engine_only(make_policy("noise-aware+srtf-est"))
+    assert engine_only(make_policy("noise-aware+srtf-est"))
+    assert not engine_only(make_policy("lossplateau+srtf-est"))
+
+
+@attrs.frozen(slots=True)
+class Subclass(NoiseAwareDetector):
+    """A detector of the built-in rule's type by inheritance only: user code (ENG-19)."""
 
 
 @pytest.mark.parametrize("system", ["fifo", "evalstop+sjf-est", "srtf-est", "evalstop+las"])
@@ -92,8 +101,9 @@ def test_eng19_other_code_raises_and_steps_leave_the_collector_as_it_was() -> No
     """ENG-19: a system whose detector is other code runs with the collector on; a run that
     raises restores it; one-event steps do not pause it; a collector the caller turned off
     stays off."""
-    assert set(watched(evalstop(fifo, NoiseAwareDetector()))) == {True}
-    assert set(watched(evalstop(srtf_est, NoiseAwareDetector()))) == {True}
+    assert set(watched(evalstop(fifo, LossPlateau()))) == {True}
+    assert set(watched(evalstop(srtf_est, Subclass()))) == {True}
+    assert set(watched(evalstop(srtf_est, NoiseAwareDetector()))) == {False}
     sim = Failing(srtf_est, 4)
     sim.submit(make_job(1))
     with pytest.raises(RuntimeError, match="boom"):

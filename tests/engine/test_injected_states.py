@@ -12,7 +12,8 @@ import pytest
 from builders import make_job
 from evalstop import EngineError
 from evalstop.core.boundary import EventKind
-from evalstop.core.detectors import DeclineDetector, DeclineState, Watch, observe_decline
+from evalstop.core.detectors import DeclineDetector, Watch, observe_decline
+from evalstop.core.folds import DeclineState
 from evalstop.core.policies import fifo
 from evalstop.engine.events import Event
 from evalstop.engine.fast import FastSimulator
@@ -72,4 +73,4 @@ def test_det10_the_engine_record_fires_on_a_nan_after_k_unfired_declines(decline
     record = JobRecord(make_job(1), (detector,), (watch,))
     fired = record.fold(40, math.nan)
     assert record.watches == (observe_decline(detector, watch, 40, math.nan),)
-    assert fired is (declines >= 2) and record.fired_step == (40 if fired else None)
+    assert fired is (declines >= 2) and record.folding.fired_step == (40 if fired else None)

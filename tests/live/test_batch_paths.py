@@ -1,6 +1,5 @@
-"""The batch loops (``evalstop.live.batch``) and the compiled build's per-call observer
-(``evalstop.live.fast``) on the cases a short property run rarely draws: triples of other
-types, exact boundaries, a NaN after k unfired declines, the observer chosen and used."""
+"""The batch loop (``evalstop.live.batch``) on the cases a short property run rarely draws:
+triples of other types, exact boundaries, a NaN after k unfired declines."""
 
 from __future__ import annotations
 
@@ -10,14 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalstop.core.detectors import DeclineDetector, DeclineState, Detector, Watch
+from evalstop.core.detectors import DeclineDetector, Detector, Watch
+from evalstop.core.folds import DeclineFold, DeclineState, decline_folder
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.live import fast
-from evalstop.live.batch import decline_many, fold_many
-from evalstop.live.fast import NoiseObserver
-from evalstop.live.monitor import Monitor, Reason, Stop, _continue_of
-from evalstop.live.native import compiled
-from evalstop.live.records import DeclineRecord, decline_folder
+from evalstop.live.batch import fold_many
+from evalstop.live.monitor import Monitor, Reason, Stop
+from evalstop.live.records import record_type
 
 NOISE_AWARE = NoiseAwareDetector(warmup_evals=0, warmup_steps=0)
 
@@ -39,7 +36,7 @@ def test_mon17_triples_of_other_types_are_checked_and_normalised_as_observe_does
     detector: Detector[Any],
 ) -> None:
     """MON-17, MON-1: a triple whose types are not exactly str/int, int and float (numpy
-    scalars, an int score) is folded as observe folds it, in both built-in loops."""
+    scalars, an int score) is folded as observe folds it, in the built-in loop."""
     stream: list[tuple[Any, Any, Any]] = [
         ("a", np.int64(1), np.float32(1.0)),
         ("a", 2, 2),
@@ -66,7 +63,7 @@ BAD = [
 
 @pytest.mark.parametrize("bad", BAD, ids=repr)
 @pytest.mark.parametrize("detector", [DeclineDetector(1), NOISE_AWARE], ids=["decline", "noise"])
-def test_mon17_a_bad_triple_raises_observes_error_in_both_builtin_loops(
+def test_mon17_a_bad_triple_raises_observes_error_in_the_builtin_loop(
     detector: Detector[Any], bad: tuple[Any, Any, Any]
 ) -> None:
     """MON-17, MON-1: a bad key, step or score (with valid other fields) raises observe's
@@ -97,15 +94,14 @@ def test_det11_det1_mon17_the_decline_loop_at_its_boundaries() -> None:
     assert states(many) == states(one)
 
 
-def test_det10_mon17_a_nan_after_k_unfired_declines_stops_in_both_loops() -> None:
+def test_det10_mon17_a_nan_after_k_unfired_declines_stops_in_the_loop() -> None:
     """MON-17, DET-10: a record with k declines that has not fired (a state a laxer rule
-    folded) fires at the next report, a NaN too, with reason non_finite, in decline_many and
-    in fold_many given the decline fold (the pure build's fold_many takes any fold; the
-    compiled one is typed for the noise-aware records the monitor gives it, MON-18)."""
+    folded) fires at the next report, a NaN too, with reason non_finite, in fold_many given
+    the decline fold."""
     rule = DeclineDetector(2)
     made: list[tuple[object, ...]] = []
 
-    def stop(key: object, step: int, reason: Reason, record: DeclineRecord) -> Any:
+    def stop(key: object, step: int, reason: Reason, record: Any) -> Any:
         made.append((key, step, reason, record))
         return len(made)
 
@@ -113,81 +109,11 @@ def test_det10_mon17_a_nan_after_k_unfired_declines_stops_in_both_loops() -> Non
         raise AssertionError("no new job in this batch")
 
     reasons = (Reason.COUNTED, Reason.NON_FINITE)
-    loops = (
-        ("decline_many",) if "evalstop.live.batch" in compiled() else ("decline_many", "fold_many")
-    )
-    for loop in loops:
-        made.clear()
-        record = DeclineRecord(0, 10, 1, Watch(DeclineState(2, 0.5), 1, 10, 0.5, None))
-        jobs: dict[Any, Any] = {"a": record}
-        triples = [("a", 20, math.nan)]
-        if loop == "decline_many":
-            stops = decline_many(triples, jobs, rule, 1.0, register, stop, reasons)
-        else:
-            fold = decline_folder(rule)
-            stops = fold_many(triples, jobs, fold, 1.0, register, stop, reasons)  # type: ignore[arg-type]
-        first: list[Any] = [1]  # what stop() returned for the first stop it made
-        assert stops == first
-        assert made == [("a", 20, Reason.NON_FINITE, record)]
-        assert (record.fired_step, record.last_step, record.seen) == (20, 20, 2)
-
-
-class CountingObserver(NoiseObserver):
-    """The compiled build's observer, counting the observations it handled itself."""
-
-    handled = 0
-
-    def __call__(self, key: Any, step: int, score: float) -> object:
-        verdict = super().__call__(key, step, score)
-        if verdict is not None:
-            CountingObserver.handled += 1
-        return verdict
-
-
-def test_mon18_the_observer_is_made_for_the_builtin_noise_aware_rule_only_when_compiled(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """MON-18: observer() gives a NoiseObserver for the built-in noise-aware rule in a
-    compiled build only; None in the pure build and for any other rule."""
-    parts: tuple[Any, ...] = ({}, None, 1.0, _continue_of, None, Reason.COUNTED)
-    if fast.COMPILED_HERE:  # the native session's build
-        assert type(fast.observer(NOISE_AWARE, *parts)) is NoiseObserver
-    else:
-        assert fast.observer(NOISE_AWARE, *parts) is None
-        monkeypatch.setattr(fast, "COMPILED_HERE", True)
-        assert type(fast.observer(NOISE_AWARE, *parts)) is NoiseObserver
-    assert fast.observer(DeclineDetector(1), *parts) is None
-    assert fast.observer(object(), *parts) is None
-
-
-def test_mon18_a_monitor_hands_the_common_case_to_the_observer_with_the_same_verdicts(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """MON-18, MON-14: a monitor of a build whose observer is in use (forced here in the pure
-    build) hands it the common observations and gives the pure monitor's verdicts one by one,
-    stops and NaN included, and the same saved state. In the compiled build both monitors
-    use the compiled observer already (a compiled monitor does not see a patched class, so
-    nothing is counted there): this test then checks only that two monitors agree; the
-    comparison with the generic path is MON-14's property test (test_monitor_fast.py)."""
-    stream: list[tuple[Any, int, float]] = [
-        ("a", 1, 1.0),
-        ("b", 1, 0.3),
-        ("a", 2, 1.2),
-        ("a", 2, 9.0),  # a stale step: the monitor's own path
-        ("a", 3, math.nan),
-        ("b", 2, 0.4),
-    ]
-    stream += [("a", 3 + i, 1.2 - 0.4 * i) for i in range(1, 8)]
-    stream += [("a", 20, 0.0), ("b", 3, 0.45)]
-    pure = Monitor(NOISE_AWARE)
-    expected = [repr(pure.observe(key, step, score)) for key, step, score in stream]
-    native = fast.COMPILED_HERE
-    if not native:
-        monkeypatch.setattr(fast, "COMPILED_HERE", True)
-        monkeypatch.setattr(fast, "NoiseObserver", CountingObserver)
-    CountingObserver.handled = 0
-    forced = Monitor(NOISE_AWARE)
-    assert [repr(forced.observe(key, step, score)) for key, step, score in stream] == expected
-    assert native or CountingObserver.handled >= 3
-    assert states(forced) == states(pure)
-    assert any(isinstance(pure.verdict(key), Stop) for key in pure)
+    record = record_type(DeclineFold)(0, 10, 1, Watch(DeclineState(2, 0.5), 1, 10, 0.5, None))
+    jobs: dict[Any, Any] = {"a": record}
+    fold = decline_folder(rule)
+    stops = fold_many([("a", 20, math.nan)], jobs, fold, 1.0, register, stop, reasons)
+    first: list[Any] = [1]  # what stop() returned for the first stop it made
+    assert stops == first
+    assert made == [("a", 20, Reason.NON_FINITE, record)]
+    assert (record.fired_step, record.last_step, record.seen) == (20, 20, 2)

@@ -27,7 +27,7 @@ from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, knobs
 from evalstop.cli.watch_slurm import add_slurm_arguments, slurm_runs
 from evalstop.core.detectors import Detector
-from evalstop.core.registry import DETECTOR_NAMES, make_detector
+from evalstop.core.registry import LIVE_DETECTORS, make_detector
 from evalstop.live.direction import ModeChoice
 from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
@@ -45,9 +45,6 @@ GRACE = 5.0
 """Seconds a SIGTERM leaves running ``--on-stop`` commands before they are killed (and redone
 at the next start): the watcher ends well within 10 s (``WCH-7``)."""
 
-# stopat needs a run's length, which a live run does not know.
-_LIVE_DETECTORS = tuple(name for name in DETECTOR_NAMES if not name.startswith("stopat"))
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs to follow")
@@ -60,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--detector",
-        choices=_LIVE_DETECTORS,
+        choices=LIVE_DETECTORS,
         help="the stop rule (default: the monitor's); stopat needs a run's length, which a "
         "live run does not know",
     )

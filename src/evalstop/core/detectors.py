@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
 import attrs
 
 from evalstop.core.boundary import CheckpointView, Verdict
+from evalstop.core.folds import DeclineFold, DeclineState, decline_folder
 from evalstop.core.noise_aware import _count, _optional_finite
 
 __all__ = [
@@ -73,6 +75,10 @@ class Detector(Protocol[S]):
     """A fold over one job's checkpoint reports with a stop rule.
 
     Implementations are frozen attrs values: hashable, comparable and free of mutable state.
+    One member is optional: ``kept(state)``, the ``(step, score)`` of the checkpoint the rule
+    keeps itself (or None), which :func:`observe` then keeps instead of the best reported
+    score (spec ``DET-12``, ``NAD-10``). Which built-in rules also fold in place is said by
+    :func:`evalstop.core.registry.in_place`.
     """
 
     @property
@@ -91,19 +97,6 @@ class Detector(Protocol[S]):
     def fired(self, state: S) -> bool:
         """Whether the rule asks to stop the job in this state."""
         ...
-
-
-@attrs.frozen(slots=True)
-class DeclineState:
-    """Consecutive declines and the previous valid score.
-
-    Attributes:
-        declines: consecutive declines so far (0 after a tie or a rise).
-        previous: the last valid eval score; None before the first.
-    """
-
-    declines: int = 0
-    previous: float | None = None
 
 
 def _at_least_one(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -162,15 +155,18 @@ class DeclineDetector:
         return DeclineState()
 
     def update(self, state: DeclineState, obs: CheckpointView) -> DeclineState:
-        score = obs.eval_score
-        if not math.isfinite(score) or obs.step < self.warmup_steps:
-            return state
-        previous = state.previous
-        threshold = None if previous is None else previous - self.min_delta
-        return DeclineState(count_declines(state.declines, threshold, score), score)
+        # the rule's one copy (evalstop.core.folds), run on a scratch fold of the state
+        scratch = DeclineFold(Watch(state))
+        self._folder(scratch, obs.step, obs.eval_score)
+        return scratch.rule
 
     def fired(self, state: DeclineState) -> bool:
         return state.declines >= self.k
+
+    @functools.cached_property
+    def _folder(self) -> Callable[[DeclineFold, int, float], bool]:
+        # decline_folder(self), built once per detector (a slot, not a field: no eq, no hash)
+        return decline_folder(self)
 
 
 def _fraction(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -293,7 +289,7 @@ class Watch(Generic[S]):
 
     The best checkpoint is tracked the same way for every detector, so "stop and save" keeps
     the best observed eval score up to the trigger whatever rule fired (spec ``DET-4``), unless
-    the detector keeps its own by a ``kept(state)`` method (``NAD-10``, ``SIG-4``).
+    the detector keeps its own (the noise-aware detector's ``keep="level"``, ``NAD-10``).
 
     Attributes:
         rule: the detector's own state.
@@ -332,11 +328,9 @@ def observe(detector: Detector[S], watch: Watch[S], obs: CheckpointView) -> Watc
     best_step, best_score = watch.best_step, watch.best_score
     if valid and improves(best_score, score):
         best_step, best_score = obs.step, score
-    keeper = getattr(detector, "kept", None)  # a detector that keeps its own checkpoint
-    if keeper is not None:
-        kept = keeper(rule)
-        if kept is not None:
-            best_step, best_score = kept
+    kept = getattr(detector, "kept", None)  # the optional hook (NAD-10, DET-12)
+    if kept is not None and (checkpoint := kept(rule)) is not None:
+        best_step, best_score = checkpoint
     fired_step = watch.fired_step
     if fired_step is None and detector.fired(rule):
         fired_step = obs.step
@@ -349,34 +343,12 @@ def observe_decline(
     """:func:`observe` for the built-in rule, from the step and score alone (``DET-10``).
 
     Equal to ``observe(detector, watch, view)`` for any view with that step and score (the
-    rule reads nothing else), without building the view: the fast path of the engine and the
-    online monitor. O(1).
+    rule reads nothing else), without building the view: the rule's in-place fold
+    (:func:`~evalstop.core.folds.decline_folder`) on a copy of the watch. O(1).
     """
-    if not _isfinite(score):
-        if watch.fired_step is not None or watch.rule.declines < detector.k:
-            return watch
-        return Watch(watch.rule, watch.evals, watch.best_step, watch.best_score, step)
-    state = watch.rule
-    previous = state.previous
-    if step < detector.warmup_steps:  # the rule ignores the report (DET-11)
-        rule, declines = state, state.declines
-    else:
-        declines = (
-            state.declines + 1
-            if previous is not None and score < previous - detector.min_delta
-            else 0
-        )
-        rule = DeclineState(declines, score)
-    best_step, best_score = watch.best_step, watch.best_score
-    if best_score is None or score > best_score:
-        best_step, best_score = step, score
-    fired_step = watch.fired_step
-    if fired_step is None and declines >= detector.k:
-        fired_step = step
-    return Watch(rule, watch.evals + 1, best_step, best_score, fired_step)
-
-
-_isfinite = math.isfinite
+    state = DeclineFold(watch)
+    detector._folder(state, step, score)
+    return Watch(state.rule, state.evals, state.best_step, state.best_score, state.fired_step)
 
 
 def verdict_of(detector: Detector[S], watch: Watch[S]) -> Verdict:

@@ -81,10 +81,14 @@ class NoiseFold:
         return last[1](self, step, value)
 
     @property
+    def rule(self) -> NoiseState:
+        """The rule's state, as an immutable value."""
+        return NoiseState(*(getattr(self, name) for name in _NOISE_FIELDS))
+
+    @property
     def watch(self) -> Watch[NoiseState]:
         """The job's watch, built from the record."""
-        rule = NoiseState(*(getattr(self, name) for name in _NOISE_FIELDS))
-        return Watch(rule, self.evals, self.best_step, self.best_score, self.fired_step)
+        return Watch(self.rule, self.evals, self.best_step, self.best_score, self.fired_step)
 
 
 def noise_folder(rule: NoiseAwareDetector) -> Callable[[NoiseFold, int, float], bool]:

@@ -209,8 +209,8 @@ class BuiltinSimulator(FastSimulator):
         stopper, kinds = self._plan.stopper, self._plan.kinds
         if stopper is None or self._jobs[job_id].spec.kind not in kinds:
             return None
-        if record.decline is not None:  # the verdict's fields, without building it (ENG-17)
-            return record.best_step, record.best_score, stopper
+        if (folding := record.folding) is not None:  # the verdict's fields (ENG-17)
+            return folding.best_step, folding.best_score, stopper
         verdict = record.verdicts()[0]
         return verdict.best_step, verdict.best_score, stopper
 

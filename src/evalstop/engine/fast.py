@@ -20,9 +20,10 @@ import math
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import DeclineDetector, start_watch
+from evalstop.core.detectors import start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
+from evalstop.core.registry import alone
 from evalstop.engine.arrivals import Arrivals, QueueItem
 from evalstop.engine.collector import engine_only, paused
 from evalstop.engine.errors import EngineError
@@ -77,6 +78,7 @@ class FastSimulator:
         self._check = check
         self._broken: BaseException | None = None
         self._detectors = policy.detectors
+        self._in_place = alone(self._detectors)  # ENG-17: a built-in rule alone folds in place
         self._engine_only = engine_only(policy)
         start_run = getattr(policy, "start_run", None)
         self._policy_state: PolicyState | None = (
@@ -170,7 +172,7 @@ class FastSimulator:
         handle, rows, writer = self._handle, self._rows, self._writer
         row, state, chunk = rows.append, self._policy_state, writer.chunk
         detectors = self._detectors
-        folds = len(detectors) == 1 and type(detectors[0]) is DeclineDetector
+        folds = self._in_place is not None
         quiet = state is not None and not state.checkpoint_views and (folds or not detectors)
         time, handled = self._now, 0
         try:
@@ -253,7 +255,7 @@ class FastSimulator:
         self._arrivals.arrived(self.queue, self._now, job_id)
         detectors = self._detectors
         watches = tuple(start_watch(d) for d in detectors)
-        record = self._active[job_id] = JobRecord(job, detectors, watches)
+        record = self._active[job_id] = JobRecord(job, detectors, watches, self._in_place)
         self._rows.append((self._now, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
         if self._policy_state is not None:
             self._policy_state.queued(record.view())
@@ -267,7 +269,7 @@ class FastSimulator:
         obs = job.observations[index - 1]
         service = record.next_service
         score = obs.eval_score
-        if record.decline is not None:
+        if record.folding is not None:
             record.fold(obs.step, score)
         elif self._detectors:
             record.fold_report(now, index, service, obs)

@@ -3,53 +3,40 @@
 A :class:`JobRecord` holds what :class:`~evalstop.engine.state.ActiveJob` holds, as fields
 updated in place; its :class:`~evalstop.core.boundary.JobView` is built only when someone reads
 it (a policy, a test) and cached until the job changes again. When the policy's detectors are
-exactly one built-in :class:`~evalstop.core.detectors.DeclineDetector`, its watch lives in
-fields of the record, folded in place (spec ``ENG-17``), and is built only when read.
+exactly one built-in rule with an in-place fold (:func:`~evalstop.core.registry.alone`), its
+watch lives in that fold's state, folded in place (spec ``ENG-17``), and is built only when
+read.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from evalstop.core.boundary import CheckpointView, JobView, Verdict
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import (
-    DeclineDetector,
-    DeclineState,
-    Detector,
-    Watch,
-    observe,
-    observe_decline,
-    verdict_of,
-)
+from evalstop.core.detectors import Detector, Watch, observe, verdict_of
 from evalstop.core.model import Job, JobId, Observation
+from evalstop.core.registry import InPlace, alone
 from evalstop.engine.errors import InvalidDecisionError
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
 __all__ = ["JobRecord", "materialize", "validate"]
-
-_isfinite = math.isfinite
 
 
 class JobRecord:
     """An active job in the fast engine (fields as in :class:`JobView` and ``ActiveJob``)."""
 
     __slots__ = (
+        "_fold",
         "_watches",
-        "best_score",
-        "best_step",
         "cached_view",
-        "decline",
-        "declines",
         "detectors",
         "duration",
         "epoch",
-        "evals",
         "evals_done",
-        "fired_step",
         "first_loss",
+        "folding",
         "gpus",
         "job",
         "last_loss",
@@ -60,31 +47,28 @@ class JobRecord:
         "observations",
         "planned",
         "preemptions",
-        "previous",
         "previous_loss",
         "service",
         "since",
     )
 
     def __init__(
-        self, job: Job, detectors: tuple[Detector[Any], ...], watches: tuple[Watch[Any], ...]
+        self,
+        job: Job,
+        detectors: tuple[Detector[Any], ...],
+        watches: tuple[Watch[Any], ...],
+        fold: InPlace | None = None,
     ) -> None:
+        """``fold`` is ``alone(detectors)`` (computed here when not given: a simulator passes
+        the one it computed once)."""
         self.job = job
         self.gpus = job.spec.gpus
         self.detectors = detectors  # the policy's, aligned with watches
         self._watches = watches
-        # ENG-17: the one built-in decline rule's watch as fields (the rule of observe_decline)
-        only = detectors[0] if len(detectors) == 1 else None
-        self.decline = only if type(only) is DeclineDetector else None
-        if self.decline is not None:
-            watch: Watch[DeclineState] = watches[0]
-            self.declines, self.previous = watch.rule.declines, watch.rule.previous
-            self.evals, self.best_step, self.best_score = (
-                watch.evals,
-                watch.best_step,
-                watch.best_score,
-            )
-            self.fired_step = watch.fired_step
+        # ENG-17: a built-in rule alone keeps its watch as its in-place fold's state
+        fold = alone(detectors) if fold is None and len(detectors) == 1 else fold
+        self.folding: Any = None if fold is None else fold.kind(watches[0])
+        self._fold = None if fold is None else fold.fold
         self.next_index = 1
         self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
         self.planned = job.checkpoints
@@ -103,91 +87,67 @@ class JobRecord:
 
     @property
     def watches(self) -> tuple[Watch[Any], ...]:
-        """The detector watches, aligned with ``detectors`` (built from the fields under ENG-17)."""
-        if self.decline is None:
+        """The detector watches, aligned with ``detectors`` (built from the fold under ENG-17)."""
+        if self.folding is None:
             return self._watches
-        rule = DeclineState(self.declines, self.previous)
-        return (Watch(rule, self.evals, self.best_step, self.best_score, self.fired_step),)
+        return (InPlace.watch(self.folding),)
 
     @watches.setter
     def watches(self, watches: tuple[Watch[Any], ...]) -> None:
-        if self.decline is not None:
-            raise TypeError("this record folds its decline rule in place (ENG-17)")
+        if self.folding is not None:
+            raise TypeError("this record folds its rule in place (ENG-17)")
         self._watches = watches
 
     def fold(self, step: int, score: float) -> bool:
-        """Fold one report into the decline fields (``observe_decline``); True once fired."""
-        detector = self.decline
-        assert detector is not None
-        if not _isfinite(score):
-            if self.fired_step is None and self.declines >= detector.k:
-                self.fired_step = step
-            return self.fired_step is not None
-        if step >= detector.warmup_steps:  # else the rule ignores the report (DET-11)
-            previous = self.previous
-            if previous is not None and score < previous - detector.min_delta:
-                self.declines += 1
-            else:
-                self.declines = 0
-            self.previous = score
-        self.evals += 1
-        best = self.best_score
-        if best is None or score > best:
-            self.best_step, self.best_score = step, score
-        if self.fired_step is None and self.declines >= detector.k:
-            self.fired_step = step
-        return self.fired_step is not None
+        """Fold one report into the in-place fold's state (ENG-17); True once fired."""
+        folding = self.folding
+        self._fold(folding, step, score)  # type: ignore[misc]  # set with folding
+        return folding.fired_step is not None
 
     def fold_report(self, now: int, index: int, service: int, obs: Observation) -> None:
-        """Fold checkpoint ``index`` into each watch (any detectors): the built-in rule by its
-        fast fold (DET-10), any other detector through one :class:`CheckpointView`."""
-        view: CheckpointView | None = None
-        watches = []
-        for detector, watch in zip(self.detectors, self._watches, strict=True):
-            if type(detector) is DeclineDetector:
-                watches.append(observe_decline(detector, watch, obs.step, obs.eval_score))
-                continue
-            if view is None:
-                spec = self.job.spec
-                progress = min(1.0, service / spec.estimated_duration)
-                view = CheckpointView(
-                    spec.job_id,
-                    spec.kind,
-                    index,
-                    obs.step,
-                    now,
-                    obs.eval_score,
-                    obs.loss,
-                    obs.proxy_reward,
-                    progress,
-                    obs.kl,
-                )
-            watches.append(observe(detector, watch, view))
-        self.watches = tuple(watches)
+        """Fold checkpoint ``index`` into each watch (any detectors, not folded in place)
+        through one :class:`CheckpointView`."""
+        spec = self.job.spec
+        progress = min(1.0, service / spec.estimated_duration)
+        view = CheckpointView(
+            spec.job_id,
+            spec.kind,
+            index,
+            obs.step,
+            now,
+            obs.eval_score,
+            obs.loss,
+            obs.proxy_reward,
+            progress,
+            obs.kl,
+        )
+        pairs = zip(self.detectors, self._watches, strict=True)
+        self.watches = tuple(observe(detector, watch, view) for detector, watch in pairs)
 
     def fired(self) -> bool:
         """Whether any of the job's detectors has fired."""
-        if self.decline is not None:
-            return self.fired_step is not None
+        if self.folding is not None:
+            return self.folding.fired_step is not None
         return any(watch.fired_step is not None for watch in self._watches)
 
     def verdicts(self) -> tuple[Verdict, ...]:
         """The verdicts a view shows (``verdict_of`` of each watch)."""
         if not self.detectors:
             return ()
-        if self.decline is None:
+        folding = self.folding
+        if folding is None:
             return tuple(
                 verdict_of(d, w) for d, w in zip(self.detectors, self._watches, strict=True)
             )
-        fired = self.fired_step
+        fired = folding.fired_step
         return (
             Verdict(
-                detector=self.decline.name,
+                detector=self.detectors[0].name,
                 fired=fired is not None,
                 fired_step=fired,
-                evals=self.evals,
-                best_step=self.best_step,
-                best_score=self.best_score,
+                evals=folding.evals,
+                best_step=folding.best_step,
+                best_score=folding.best_score,
             ),
         )
 

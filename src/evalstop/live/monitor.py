@@ -19,20 +19,18 @@ import enum
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, TypeAlias
 
 import attrs
 
 from evalstop.core.boundary import CheckpointView
-from evalstop.core.detectors import DeclineDetector, Detector, observe, start_watch
+from evalstop.core.detectors import Detector, observe, start_watch
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.live.batch import decline_many, fold_many
+from evalstop.live.batch import fold_many
 from evalstop.live.codec import FORMAT, decode, encode, loads
 from evalstop.live.direction import ModeChoice, resolve_mode
-from evalstop.live.fast import observer
-from evalstop.live.records import DeclineRecord, NoiseRecord, WatchRecord, fast_path, record_of
-from evalstop.live.slots import slot_builder
+from evalstop.live.records import WatchRecord, fast_path
 from evalstop.live.state import JobKey, JobState, Mode, check_detector, checked, ordinary_extras
 
 __all__ = [
@@ -64,7 +62,13 @@ class Reason(enum.Enum):
     (``MON-12``)."""
 
 
-@attrs.frozen(slots=True)
+# The verdicts are frozen attrs classes without __slots__: attrs' __init__ then stores each
+# field straight into the instance's dict, where a slotted frozen class calls
+# object.__setattr__ per field (about 2,700 fewer CPU instructions per verdict, a fifth of
+# observe's work on the paper's rule; measured with callgrind, issue 21).
+
+
+@attrs.frozen(slots=False)
 class Continue:
     """Keep the job running.
 
@@ -90,7 +94,7 @@ class Continue:
         return False
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=False)
 class Stop:
     """Stop the job and keep its best checkpoint (spec ``MON-3``).
 
@@ -132,13 +136,8 @@ _RLHF: Final = JobKind.RLHF
 MonitorVerdict: TypeAlias = Continue | Stop
 """The verdict for one observation."""
 
-_continue_of: Final = slot_builder(Continue)
-"""``Continue(...)`` with its slots set directly: the fast path's verdict (MON-14)."""
-_stop_of: Final = slot_builder(Stop)
-"""``Stop(...)`` likewise."""
-
-
-_Record: TypeAlias = WatchRecord | DeclineRecord | NoiseRecord
+_Record: TypeAlias = Any
+"""A job's record: a ``WatchRecord``, or the in-place fold's record (``records.record_type``)."""
 
 
 class Monitor:
@@ -161,7 +160,6 @@ class Monitor:
 
     __slots__ = (
         "_detector",
-        "_fast",
         "_fold",
         "_fresh",
         "_jobs",
@@ -182,14 +180,12 @@ class Monitor:
             raise TypeError(f"metric must be a str or None, got {type(metric).__name__}")
         self._mode: Mode = resolve_mode(mode, metric)
         self._detector = NoiseAwareDetector() if detector is None else check_detector(detector)
-        # A built-in rule folds in place (MON-14, DET-10), without a CheckpointView.
+        # A built-in rule folds in place (MON-14, DET-12), without a CheckpointView.
         self._record, self._fold = fast_path(self._detector)
         self._fresh = start_watch(self._detector)
         self._sign = 1.0 if self._mode == "max" else -1.0
         self._jobs: dict[JobKey, _Record] = {}
         self._next_serial = 0
-        parts = (cast(Any, self._jobs), self._fold, self._sign, _continue_of, self._stop)
-        self._fast = observer(self._detector, *parts, _COUNTED)  # None unless compiled
 
     @property
     def detector(self) -> Detector[Any]:
@@ -254,8 +250,6 @@ class Monitor:
             key, step, score, loss, proxy_reward, estimated_progress, kind, time, kl = checked(
                 key, step, score, loss, proxy_reward, estimated_progress, kind, time, kl
             )
-        if self._fast is not None and (verdict := self._fast(key, step, score)) is not None:
-            return verdict  # type: ignore[return-value]  # the compiled build's path (MON-18)
         job = self._jobs.get(key)
         if job is not None:
             if job.fired_step is not None:
@@ -275,7 +269,7 @@ class Monitor:
         if job.fired_step is not None:
             return self._stop(key, step, reason, job)
         best = None if (kept := job.best_score) is None else self._sign * kept
-        return _continue_of(key, step, reason, job.evals, job.best_step, best)
+        return Continue(key, step, reason, job.evals, job.best_step, best)
 
     def _generic(
         self,
@@ -321,17 +315,15 @@ class Monitor:
                 if type(verdict := observe(key, step, score)) is Stop
                 and verdict.reason is not _ALREADY_STOPPED
             ]
-        reasons, detector, sign = (_COUNTED, _NON_FINITE), self._detector, self._sign
-        stop = self._stop
         # a built-in rule's monitor holds records of that rule's record type only (fast_path)
-        jobs, register = cast(Any, self._jobs), cast(Any, self._register)
-        if type(detector) is DeclineDetector:
-            return decline_many(observations, jobs, detector, sign, register, stop, reasons)
-        return fold_many(observations, jobs, fold, sign, register, stop, reasons)
+        reasons = (_COUNTED, _NON_FINITE)
+        return fold_many(
+            observations, self._jobs, fold, self._sign, self._register, self._stop, reasons
+        )
 
-    def _register(self, key: JobKey, step: int) -> DeclineRecord | NoiseRecord:
+    def _register(self, key: JobKey, step: int) -> _Record:
         """A new job's record on a built-in rule's path (MON-8, MON-14)."""
-        record: DeclineRecord | NoiseRecord = self._record(self._next_serial, step, 0, self._fresh)
+        record = self._record(self._next_serial, step, 0, self._fresh)
         self._jobs[key] = record
         self._next_serial += 1
         return record
@@ -364,7 +356,7 @@ class Monitor:
         fired, best = job.fired_step, job.best_score
         assert fired is not None
         best = None if best is None else self._sign * best
-        return _stop_of(key, step, reason, job.evals, fired, job.best_step, best)
+        return Stop(key, step, reason, job.evals, fired, job.best_step, best)
 
     # -- serialisation (spec MON-11; the format lives in evalstop.live.codec) ---------------
 
@@ -388,7 +380,9 @@ class Monitor:
         saved = decode(data, detector)
         monitor = cls(saved.detector, saved.mode)
         for key, state in saved.jobs:
-            monitor._jobs[key] = record_of(state, monitor._detector)
+            monitor._jobs[key] = monitor._record(
+                state.serial, state.last_step, state.seen, state.watch
+            )
         monitor._next_serial = saved.next_serial
         return monitor
 

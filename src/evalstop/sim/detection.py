@@ -14,17 +14,9 @@ import attrs
 import numpy as np
 
 from evalstop.core.boundary import CheckpointView, checkpoint_report
-from evalstop.core.detectors import (
-    DeclineDetector,
-    Detector,
-    Never,
-    observe,
-    observe_decline,
-    start_watch,
-)
+from evalstop.core.detectors import Detector, observe, start_watch
 from evalstop.core.model import Job, JobId, JobKind
-from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.noise_fold import NoiseFold, noise_folder
+from evalstop.core.registry import InPlace, in_place, never_fires
 from evalstop.core.regret import (
     HARMFUL_REGRET,
     RegretSummary,
@@ -164,10 +156,11 @@ def fold_job(
     when several detectors fold the same job.
     """
     last = len(job.observations) - 1
-    if type(detector) is Never:  # never fires: the job runs to its end
+    if never_fires(detector):  # the job runs to its end
         return None, last
-    if isinstance(detector, _FAST) and type(detector) in _FAST:  # subclasses: generic
-        return _fold_fast(detector, job, last)
+    fold = in_place(detector)
+    if fold is not None:  # a built-in rule (DET-12)
+        return _fold_fast(fold, detector, job, last)
     watch = start_watch(detector)
     for index in range(last + 1):
         view = _report(job, index + 1) if views is None else views[index]
@@ -179,30 +172,19 @@ def fold_job(
     return None, last
 
 
-_FAST = (DeclineDetector, NoiseAwareDetector)
-
-
 def _fold_fast(
-    detector: DeclineDetector | NoiseAwareDetector, job: Job, last: int
+    fold: InPlace, detector: Detector[Any], job: Job, last: int
 ) -> tuple[int | None, int | None]:
-    """:func:`fold_job` for the built-in rules, from each report's step and score alone: by
-    ``observe_decline`` (``DET-10``) or in place (``NAD-11``), equal to the generic fold."""
+    """:func:`fold_job` for a rule with an in-place fold, from each report's step and score
+    alone (``DET-12``), equal to the generic fold."""
     fired: int | None = None
     best: int | None = None
-    if isinstance(detector, DeclineDetector):
-        watch = start_watch(detector)
-        for index, obs in enumerate(job.observations):
-            watch = observe_decline(detector, watch, obs.step, obs.eval_score)
-            if watch.fired_step is not None:
-                fired, best = index, watch.best_step
-                break
-    else:
-        state, fold = NoiseFold(start_watch(detector)), noise_folder(detector)
-        for index, obs in enumerate(job.observations):
-            fold(state, obs.step, obs.eval_score)
-            if state.fired_step is not None:
-                fired, best = index, state.best_step
-                break
+    state, fold_in = fold.kind(start_watch(detector)), fold.fold
+    for index, obs in enumerate(job.observations):
+        fold_in(state, obs.step, obs.eval_score)
+        if state.fired_step is not None:
+            fired, best = index, state.best_step
+            break
     if fired is None or fired == last:
         return None, last
     return fired, None if best is None else _index_of_step(job, best)
