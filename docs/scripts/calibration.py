@@ -12,6 +12,7 @@ detector result enters. The output is committed beside it (``calibration.out``).
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import statistics
 from collections.abc import Sequence
@@ -25,8 +26,12 @@ from evalstop.sim.curves import HALF_LOSS_X
 from evalstop.traces.corpus import catalogue, default_data_dir, read_label
 
 __all__ = [
+    "DOCUMENTED_DROPS",
+    "DROP_WINDOW",
     "LATE_SHARE",
     "PLATEAU_GAIN",
+    "SUPERVISED",
+    "SUPERVISED_RUNS",
     "UNIT_SOURCES",
     "Calibration",
     "CurveStats",
@@ -35,6 +40,7 @@ __all__ = [
     "main",
     "noise_sd",
     "render",
+    "step_drops",
 ]
 
 LATE_SHARE = 0.4
@@ -44,6 +50,28 @@ visible progress in the last part of the run", beyond digitisation noise)."""
 
 PLATEAU_GAIN = 0.1
 """See :data:`LATE_SHARE`."""
+
+SUPERVISED = Path(__file__).resolve().parents[2] / "tests" / "data" / "healthy-supervised"
+"""The healthy supervised curves, the only ones whose sources document their schedules."""
+
+DOCUMENTED_DROPS = (
+    ("cifar10_resnet20_keras_a.csv", "val_acc", 50, "LR step at epoch 50 of 70 (PROVENANCE.md)"),
+    (
+        "cifar10_resnet18_keras_c.csv",
+        "val_acc",
+        15,
+        "ReduceLROnPlateau (PROVENANCE.md); its first reduced-rate epoch is 16",
+    ),
+)
+"""The supervised runs whose sources document a learning-rate drop after a plateau: file,
+metric, the last epoch at the old rate, and where the schedule is documented. The other 8 of
+the 10 runs document none (OneCycle, or no schedule named)."""
+
+SUPERVISED_RUNS = 10
+"""Runs (files) in ``tests/data/healthy-supervised``."""
+
+DROP_WINDOW = 5
+"""A drop's level: the mean of the 5 evaluations up to it (set before reading the curves)."""
 
 UNIT_SOURCES = ("PAR", "Vince")
 """Sources whose gold metric is a 0-1 rate (win rate, accuracy): their first values and gains
@@ -147,6 +175,24 @@ def curve_stats(data_dir: Path) -> tuple[CurveStats, ...]:
     return tuple(out)
 
 
+def step_drops(data_dir: Path = SUPERVISED) -> tuple[tuple[str, float, float], ...]:
+    """``(file, drop position, level before it)`` of each documented drop (CRV-12): the drop
+    epoch over the last epoch, and the mean of the :data:`DROP_WINDOW` evaluations up to it
+    minus the first value, over the best 3-point mean minus the first value."""
+    out = []
+    for name, metric, drop, _ in DOCUMENTED_DROPS:
+        with (data_dir / name).open(encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        epochs = np.array([float(r["epoch"]) for r in rows if r[metric]], dtype=np.float64)
+        values = np.array([float(r[metric]) for r in rows if r[metric]], dtype=np.float64)
+        at = int(np.searchsorted(epochs, drop))
+        smooth = (values[:-2] + values[1:-1] + values[2:]) / 3
+        gain = float(smooth.max() - values[0])
+        level = float(values[at - DROP_WINDOW + 1 : at + 1].mean() - values[0]) / gain
+        out.append((name, drop / float(epochs[-1]), level))
+    return tuple(out)
+
+
 @attrs.frozen(slots=True)
 class Calibration:
     """The fitted numbers of the ``calibrated`` world and the curves they come from."""
@@ -156,6 +202,7 @@ class Calibration:
     half_loss_ratio: float
     decline_rate: float
     noise_fraction: float
+    noise_spread: tuple[float, float]
     noise_by_source: tuple[tuple[str, int, float], ...]
     noise_all_by_source: tuple[tuple[str, int, float], ...]
     evals_per_run: float
@@ -178,6 +225,12 @@ def calibrate(curves: Sequence[CurveStats]) -> Calibration:
         half_loss_ratio=half,
         decline_rate=(HALF_LOSS_X - 1.0) / half,
         noise_fraction=statistics.median(c.noise_fraction for c in healthy),
+        noise_spread=(
+            min(c.noise_fraction for c in healthy)
+            / statistics.median(c.noise_fraction for c in healthy),
+            max(c.noise_fraction for c in healthy)
+            / statistics.median(c.noise_fraction for c in healthy),
+        ),
         noise_by_source=tuple(
             (
                 s,
@@ -237,6 +290,11 @@ def render(cal: Calibration) -> str:
             _g(cal.noise_fraction),
             "median over healthy curves of the second-difference noise sd over the gain",
         ),
+        (
+            "noise multiplier m",
+            f"logU({cal.noise_spread[0]:.3f}, {cal.noise_spread[1]:.3f})",
+            "smallest and largest healthy noise / gain over their median (CRV-11)",
+        ),
         *(
             (f"  eval noise / gain, {s}", _g(v), f"{n} healthy curve(s)")
             for s, n, v in cal.noise_by_source
@@ -264,6 +322,25 @@ def render(cal: Calibration) -> str:
             "gain G",
             f"U({cal.gain_range[0]:.3f}, {cal.gain_range[1]:.3f})",
             "range of gains (peak - first), same curves",
+        ),
+    ]
+    drops = step_drops()
+    rows += [
+        (
+            "step-schedule share",
+            f"{len(drops) / SUPERVISED_RUNS:g}",
+            f"{len(drops)} of the {SUPERVISED_RUNS} healthy supervised runs document a "
+            "learning-rate drop after a plateau (CRV-12)",
+        ),
+        (
+            "drop position",
+            f"U({min(d[1] for d in drops):.2f}, {max(d[1] for d in drops):.2f})",
+            "their drop epoch over their last",
+        ),
+        (
+            "level before the drop",
+            f"U({min(d[2] for d in drops):.2f}, {max(d[2] for d in drops):.2f})",
+            f"mean of the {DROP_WINDOW} evaluations up to the drop over the gain",
         ),
     ]
     lines = ["| statistic | value | definition |", "|---|---|---|"]

@@ -7,6 +7,8 @@ a ``$name`` placeholder filled from the committed inputs in ``docs/data/reproduc
 - ``run.json``: how the run was made and what it cost (``simulations``, ``wall_s``,
   ``cpu_s``, ``load``), read off the command's last line and ``/usr/bin/time``;
 - ``gaps.out``: ``python docs/scripts/gaps.py --seeds 5``;
+- ``world_check.out``: ``python docs/scripts/world_check.py`` (the worlds' summary statistics
+  beside the real curves');
 - ``philly/results.json``: ``evalstop reproduce --quick --trace philly --out DIR``, and
   ``philly/run.json`` (``wall_s``, ``cpu_s``).
 
@@ -125,14 +127,31 @@ def _world_figures(results: Row) -> dict[str, str]:
             f"{tag}_evals": f"{world['rlhf_evals']}",
             f"{tag}_turn": _range(world["turn_range"]),
             f"{tag}_kappa": f"{world['decline_rate']:g}",
-            f"{tag}_plateau": f"{world['plateau_share']:g}",
+            f"{tag}_plateau": (
+                "from the laws" if world["plateau_share"] is None else f"{world['plateau_share']:g}"
+            ),
+            f"{tag}_spread": _range(world["noise_spread"], 3),
+            f"{tag}_steps": f"{world['step_share']:g}",
         }
         leak = results["worlds"][name]["leakage"]
+        learned = leak["learned"]
+        given = leak["label_auc_given_estimate"]
         out |= {
             f"{tag}_auc": f"{leak['label_auc_max']:.3f}",
             f"{tag}_len_first": f"{leak['length_error_first_checkpoint']:.3f}",
             f"{tag}_len_est": f"{leak['length_error_estimate']:.3f}",
             f"{tag}_len_raw": f"{leak['length_error_raw_estimate']:.3f}",
+            f"{tag}_link": f"{leak['label_length_link']:.3f}",
+            f"{tag}_est_auc": f"{leak['label_auc']['estimated_duration']:.3f}",
+            f"{tag}_curve_auc": f"{leak['curve_auc_max']:.3f}",
+            f"{tag}_curve_marginal": f"{max(leak['label_auc'][n] for n in given):.3f}",
+            f"{tag}_early": _pc(leak["early_turn_share"]),
+            f"{tag}_joint": f"{learned['label_auc_curves']:.3f}",
+            f"{tag}_joint_given": f"{learned['label_auc_curves_given_estimate']:.3f}",
+            f"{tag}_learn1": f"{learned['length_error']['1']:.3f}",
+            f"{tag}_learn1_est": f"{learned['length_error_estimate']['1']:.3f}",
+            f"{tag}_learn3": f"{learned['length_error']['3']:.3f}",
+            f"{tag}_learn3_est": f"{learned['length_error_estimate']['3']:.3f}",
         }
     return out
 
@@ -186,6 +205,7 @@ def _paper_figures(paper: Row) -> dict[str, str]:
         "p_jct": _ci(evalstop, "jct_change_pct"),
         "p_wasted": _ch(evalstop["wasted_change_pct"]),
         "p_rlhf_gpu": _ch(evalstop["rlhf_gpu_time_change_pct"]),
+        "p_fpr_raw": _pc(evalstop["fpr"]),
         "d20_recall": _pc(density[(20, 0.02, 2)]["recall"]),
         "d40_recall": _pc(density[(40, 0.02, 2)]["recall"]),
         "d10_fpr05": _pc(density[(10, 0.05, 2)]["fpr"]),
@@ -236,6 +256,10 @@ def _philly_figures(philly: Row, paper: Row, run: Row) -> dict[str, str]:
             row = _row(main, system=system)
             if key.endswith("_pct"):
                 cells.append(_ci(row, key))
+            elif row[key] is None:
+                cells.append("n/a")  # undefined in every seed (no stop, DQ-2)
+            elif row[key + "_ci95"] is None:
+                cells.append(_pc(row[key]))
             else:
                 cells.append(f"{_pc(row[key])} ±{100 * row[key + '_ci95']:.1f}")
         lines.append(f"| {label} | {' | '.join(cells)} | {theirs} |")
@@ -276,17 +300,34 @@ def claims(results: Row, philly: Row) -> list[str]:
     comp_ph = {r["base"]: r for r in philly["worlds"]["paper"]["composability"]}
     checks = {
         "EvalStop's precision stays above both baselines at every sigma": above,
-        "EvalStop's precision >= 89% at every base rate": min(rates) >= 0.89,
+        "EvalStop's precision falls with the base rate (below 89% at 20%)": (
+            rates == sorted(rates) and rates[0] < 0.89
+        ),
         "k = 2 is the best balance in the paper world (k=1 more FPR, k=3 less recall)": (
             k[1]["fpr"] > k[2]["fpr"] and k[3]["recall"] < k[2]["recall"]
         ),
         "EvalStop improves JCT over every base policy": all(
             r["jct_change_pct"] < 0 for r in paper["composability"]
         ),
-        "paper-world JCT change is close to -9.4% (within 3 points)": abs(
-            evalstop["jct_change_pct"] + 9.4
-        )
-        <= 3.0,
+        "paper-world JCT change is much larger than -9.4% (by more than 10 points)": (
+            evalstop["jct_change_pct"] < -19.4
+        ),
+        "the true length carries the label in both worlds (AUC > 0.7)": all(
+            results["worlds"][w]["leakage"]["label_length_link"] > 0.7
+            for w in ("paper", "calibrated")
+        ),
+        "FPR at sigma 0.02 is well above the paper's 1.5% (above 5%)": evalstop["fpr"] > 0.05,
+        "calibrated EvalStop does worse than on the real curves (precision lower, FPR higher)": (
+            _row(calibrated["main"], system="evalstop+srtf-est")["precision"]
+            < float(_real_traces_k2()["real_precision"].rstrip("%")) / 100
+            and _row(calibrated["main"], system="evalstop+srtf-est")["fpr"]
+            > float(_real_traces_k2()["real_fpr"].rstrip("%")) / 100
+        ),
+        "neither world leaks (audit v2)": not any(
+            results["worlds"][w]["leakage"][leak]
+            for w in ("paper", "calibrated")
+            for leak in ("label_leak", "length_leak")
+        ),
         "recall at sigma 0.02 is below 99%": evalstop["recall"] < 0.99,
         "k = 2 is not the best balance in the calibrated world (k = 3: FPR at most half)": (
             ck[3]["fpr"] <= ck[2]["fpr"] / 2
@@ -323,6 +364,8 @@ def figures(data: Path) -> dict[str, str]:
         ),
         "report": (data / "report.txt").read_text(encoding="utf-8").rstrip("\n"),
         "gaps": (data / "gaps.out").read_text(encoding="utf-8").rstrip("\n"),
+        "world_check": (data / "world_check.out").read_text(encoding="utf-8").rstrip("\n"),
+        "gym_note": _gym_note((data / "world_check.out").read_text(encoding="utf-8")),
         **_world_figures(results),
         **_calibration_figures(),
         **_paper_figures(paper),
@@ -331,6 +374,18 @@ def figures(data: Path) -> dict[str, str]:
         **_philly_figures(philly, paper, _read_json(data / "philly" / "run.json")),
         **_readme_figures(results),
     }
+
+
+def _gym_note(table: str) -> str:
+    if "gym `dev`" in table:
+        return (
+            "The gym column holds real policy-gradient runs against a fitted proxy, with their "
+            "exact gold truth (`evalstop.gym`, issue 22), labelled by the gym's own rule."
+        )
+    return (
+        "The gym's development split (`evalstop.gym`, issue 22) was not on main when this "
+        "page was generated, so the table compares with the shipped corpus only."
+    )
 
 
 def _readme_figures(results: Row) -> dict[str, str]:

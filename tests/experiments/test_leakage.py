@@ -1,4 +1,4 @@
-"""The leakage audit (LEAK-1 to LEAK-3)."""
+"""The leakage audit (LEAK-1 to LEAK-5)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,17 @@ from hypothesis import strategies as st
 
 from evalstop.core.model import Job, JobKind, Observation
 from evalstop.experiments.leakage import (
-    AUC_LIMIT,
+    CURVE_AUC_LIMIT,
+    CURVE_OBSERVABLES,
+    ERROR_MARGIN,
     Leakage,
     audit,
     label_aucs,
     length_errors,
     mann_whitney_auc,
+    stratified_auc,
 )
+from evalstop.sim.curves import gold_shape
 from evalstop.sim.workload import WorkloadConfig, generate
 
 
@@ -59,16 +63,78 @@ def test_leak1_auc_is_the_pairwise_probability(pairs: list[tuple[int, bool]]) ->
 
 
 @pytest.mark.parametrize("world", ["paper", "calibrated"])
-def test_leak3_no_world_leaks(world: str) -> None:
-    """LEAK-3: in both worlds no first-checkpoint observable separates the labels (AUC <=
-    0.65) and the first checkpoint predicts the length no better than the estimate."""
+def test_leak3_leak4_leak5_no_world_leaks(world: str) -> None:
+    """LEAK-3, LEAK-4, LEAK-5: in both worlds no curve observable of the first checkpoint,
+    nor all of them jointly, says more than 0.55 of the label within strata of the estimate,
+    and no predictor over the first 1 or 3 checkpoints beats the estimate by 10%; the stated
+    label/length link shows in the length carriers and the true length."""
+    pytest.importorskip("sklearn")
     result = audit(_jobs(world))
     assert isinstance(result, Leakage)
-    assert result.label_auc_max <= AUC_LIMIT, result.label_auc
-    assert not result.label_leak
-    assert not result.length_leak, result.length_errors
+    assert not result.label_leak, (result.label_auc_given_estimate, result.learned)
+    assert result.curve_auc_max <= CURVE_AUC_LIMIT
+    assert not result.length_leak, (result.length_errors, result.learned)
+    assert result.learned is not None
+    assert [k for k, _ in result.learned.length_error] == [1, 3]
     assert result.length_error_estimate <= result.length_error_raw_estimate
-    assert {name for name, _ in result.label_auc} >= {"eval_score", "proxy_reward", "step"}
+    aucs = dict(result.label_auc)
+    assert {"eval_score", "proxy_reward", "step"} <= set(aucs)
+    assert result.label_length_link > 0.6 and aucs["estimated_duration"] > 0.6
+    assert 0.0 < result.early_turn_share < 1.0
+    assert {n for n, _ in result.label_auc_given_estimate} == set(CURVE_OBSERVABLES)
+
+
+def _on_the_fraction_clock(job: Job, rng: np.random.Generator) -> Job:
+    """``job`` redrawn with world v2's paper curves (CRV-1 to CRV-3 before issue 27): every
+    quantity a function of ``t = step / last step``, so every run is the same curve
+    stretched to its length (the rise ``g(t / P) / g(1 / P)``, the proxy linear in ``t / P``,
+    the loss ``exp(-t / tau)`` with ``tau`` in [0.1, 1] of the run)."""
+    steps = [obs.step for obs in job.observations]
+    t = np.array(steps, dtype=np.float64) / steps[-1]
+    q0, gain = rng.uniform(0.472, 0.516), rng.uniform(0.085, 0.228)
+    peak, beta = rng.uniform(1.5, 4.0), rng.uniform(0.118, 0.175)
+    quality = q0 + gain * gold_shape(t / peak) / gold_shape(np.array([1 / peak]))[0]
+    scores = quality + 0.02 * gain * rng.standard_normal(len(t))
+    proxy = rng.uniform(-1, 0) + gain * (0.38 / beta) * t / peak
+    start = rng.uniform(0.8, 1.2)
+    floor = start * rng.uniform(0.3, 0.6)
+    loss = floor + (start - floor) * np.exp(-t / math.exp(rng.uniform(math.log(0.1), 0.0)))
+    rlhf = job.spec.kind is JobKind.RLHF
+    reports = [
+        Observation(step, score, lo, p if rlhf else None)
+        for step, score, lo, p in zip(
+            steps, scores.tolist(), loss.tolist(), proxy.tolist(), strict=True
+        )
+    ]
+    return Job(job.spec, attrs.evolve(job.truth, quality=quality), reports)
+
+
+def test_leak3_leak4_flag_the_fraction_clock() -> None:
+    """LEAK-3, LEAK-4: world v2, whose curves are on ``steps / steps[-1]``, gives the length
+    away to the learned predictor over the first 3 checkpoints (the issue measured 38% / 24%
+    better than the estimate); LEAK-2's simple predictors alone do not see it."""
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(5)
+    jobs = [_on_the_fraction_clock(j, rng) for j in _jobs("paper")]
+    result = audit(jobs)
+    assert result.length_leak
+    assert result.learned is not None
+    estimate = dict(result.learned.length_error_estimate)
+    learned = dict(result.learned.length_error)
+    assert learned[3] < (1 - ERROR_MARGIN) * estimate[3]
+    simple = attrs.evolve(result, learned=None)
+    assert not simple.length_leak
+
+
+def test_leak5_stratified_auc_counts_pairs_within_strata() -> None:
+    """LEAK-5: a score that only tracks the stratum key separates the labels marginally but
+    not within strata; one that tracks the label does both."""
+    rng = np.random.default_rng(1)
+    key = rng.random(4000)
+    labels = (rng.random(4000) < key).tolist()
+    assert mann_whitney_auc(key.tolist(), labels) > 0.7
+    assert stratified_auc(key.tolist(), labels, key.tolist()) < 0.56
+    assert stratified_auc([float(y) for y in labels], labels, key.tolist()) == 1.0
 
 
 def _fixed_fraction(job: Job, n: int = 10) -> Job:
@@ -85,7 +151,7 @@ def _fixed_fraction(job: Job, n: int = 10) -> Job:
 def test_leak3_flags_a_fixed_fraction_schedule() -> None:
     """LEAK-2, LEAK-3: evaluating at fixed fractions of the true length gives it away."""
     jobs = [_fixed_fraction(j) for j in _jobs("paper", seeds=1) if j.truth.total_steps >= 10]
-    result = audit(jobs)
+    result = audit(jobs, learned=False)
     assert result.length_leak
     assert result.length_error_first_checkpoint < 0.05
     errors = length_errors(jobs)
@@ -104,4 +170,4 @@ def test_leak3_flags_a_label_in_the_first_eval_score() -> None:
             jobs.append(job)
     aucs = label_aucs(jobs)
     assert aucs["eval_score"] == 1.0
-    assert audit(jobs).label_leak
+    assert audit(jobs, learned=False).label_leak

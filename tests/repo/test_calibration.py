@@ -13,7 +13,16 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts"))
 
 import calibration
-from calibration import calibrate, curve_stats, main, noise_sd, render
+from calibration import (
+    SUPERVISED,
+    SUPERVISED_RUNS,
+    calibrate,
+    curve_stats,
+    main,
+    noise_sd,
+    render,
+    step_drops,
+)
 
 from evalstop.sim.curves import GAIN_RANGE, INITIAL_RANGE
 from evalstop.sim.worlds import CALIBRATED
@@ -38,6 +47,7 @@ def test_crv7_calibrated_world_is_the_fit_of_the_real_curves() -> None:
     assert tuple(round(x, 2) for x in fit.turn_range) == CALIBRATED.turn_range
     assert tuple(round(x, 3) for x in fit.initial_range) == INITIAL_RANGE
     assert tuple(round(x, 3) for x in fit.gain_range) == GAIN_RANGE
+    assert tuple(round(x, 3) for x in fit.noise_spread) == CALIBRATED.noise_spread
     text = render(fit)
     assert "healthy runs that plateau | 0.82" in text
     assert sum(c.label == "hacking" for c in fit.curves) == 17
@@ -83,6 +93,20 @@ def test_crv7_marking_a_curve_excluded_removes_it_from_the_fit(
     assert [c.name for c in fit.curves if c.label == "hacking"] == [kept.name]
     assert fit.half_loss_ratio == kept.half_loss_ratio
     assert len(fit.curves) == len(full) - len(dropped)
+
+
+def test_crv7_crv12_step_schedules_are_the_documented_drops() -> None:
+    """CRV-7, CRV-12: the step-schedule share, drop positions and levels are those of the
+    documented drops of the healthy supervised runs."""
+    drops = step_drops()
+    assert len(drops) / SUPERVISED_RUNS == CALIBRATED.step_share
+    assert (round(min(d[1] for d in drops), 2), round(max(d[1] for d in drops), 2)) == (
+        CALIBRATED.step_drop_range
+    )
+    assert (round(min(d[2] for d in drops), 2), round(max(d[2] for d in drops), 2)) == (
+        CALIBRATED.step_level_range
+    )
+    assert len(list(SUPERVISED.glob("*.csv"))) == SUPERVISED_RUNS
 
 
 def test_crv7_noise_estimate_recovers_known_noise() -> None:

@@ -32,6 +32,7 @@ KNOWN: dict[str, str] = {
     "import lightning.pytorch": "default session (lightning extra not installed)",
     "needs Ray: pip install 'evalstop[ray]'": "default session (ray extra not installed)",
     "import tensorboard": "never in CI: tensorboard is in the test group",
+    "import sklearn": "never in CI: scikit-learn is in the test group (the audit extra)",
     "import tensorboard.summary": "never in CI: tensorboard is in the test group",
     "import tensorboard.summary.writer.event_file_writer": "never in CI: in the test group",
     "import tensorboard.compat.proto.event_pb2": "never in CI: in the test group",

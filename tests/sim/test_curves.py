@@ -1,4 +1,4 @@
-"""Training curves after Gao et al. (CRV-1 to CRV-6)."""
+"""Training curves after Gao et al. on the absolute clock (CRV-1 to CRV-12)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,45 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalstop.core.model import JobKind
+from evalstop.experiments.leakage import mann_whitney_auc
+from evalstop.sim.clock import LATE_SHARE, length_quantile, turn_step
 from evalstop.sim.curves import (
     GAIN_RANGE,
     HALF_LOSS_X,
     INITIAL_RANGE,
+    METRIC_RANGE,
     PLATEAU_SLOPE,
+    RISE_PEAK_RANGE,
+    RunPlan,
     gold_shape,
     rlhf_curves,
     saturating_curves,
 )
+from evalstop.sim.runs import STRETCH_HACKING_SHARE, world_stretch
+from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import CALIBRATED, PAPER, World
 
-FRACTIONS = np.arange(1, 11, dtype=np.float64) / 10
+STEPS = np.arange(1, 11, dtype=np.float64) * 100.0
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 worlds = st.sampled_from([PAPER, CALIBRATED])
-ALL_PLATEAU = attrs.evolve(PAPER, name="plateau", plateau_share=1.0)
+NO_STEPS = attrs.evolve(CALIBRATED, name="no-steps", step_share=0.0)
+ALL_STEPS = attrs.evolve(CALIBRATED, name="all-steps", step_share=1.0)
+
+
+def _rlhf(
+    world: World, seed: int, turn: float = math.inf, steps: np.ndarray = STEPS, noise: float = 0.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    sample = rlhf_curves(
+        steps,
+        plan=RunPlan(turn, 1000.0, world_stretch(world)),
+        world=world,
+        rng=np.random.default_rng(seed),
+        eval_noise=noise,
+        loss_noise=0.0,
+    )
+    assert sample.proxy_reward is not None
+    return sample.quality, sample.eval_score, sample.proxy_reward, sample.peak_fraction
 
 
 def test_crv1_gold_shape_is_gao_normalised() -> None:
@@ -40,75 +64,31 @@ def test_crv1_gold_shape_is_gao_normalised() -> None:
     assert abs(gold_shape(np.array([HALF_LOSS_X]))[0] - 0.5) < 1e-4
 
 
-def _curves(world: World, seed: int, hacking: bool, noise: float = 0.0) -> tuple[float, ...]:
-    sample = rlhf_curves(
-        FRACTIONS,
-        hacking=hacking,
-        world=world,
-        rng=np.random.default_rng(seed),
-        eval_noise=noise,
-        loss_noise=0.0,
-    )
-    return tuple(sample.quality)
-
-
-@given(seeds, worlds)
-def test_crv2_hacking_runs_peak_at_their_turn_and_collapse(seed: int, world: World) -> None:
-    """CRV-2: a hacking run turns inside the world's range, peaks there and ends lower."""
-    rng = np.random.default_rng(seed)
-    hack = rlhf_curves(
-        FRACTIONS, hacking=True, world=world, rng=rng, eval_noise=0.0, loss_noise=0.0
-    )
-    low, high = world.turn_range
-    assert low <= hack.peak_fraction <= high
-    peak = int(np.argmax(hack.quality))
-    assert peak < len(FRACTIONS) - 1
-    assert hack.quality[-1] < hack.quality.max()
-    assert np.all(np.diff(hack.quality[: peak + 1]) > 0)
-    assert np.all(np.diff(hack.quality[peak:]) < 0)
-
-
 @given(seeds)
-def test_crv2_healthy_runs_rise_through_the_end_or_plateau(seed: int) -> None:
-    """CRV-2: a healthy run's true quality rises at every checkpoint (peak at the end); a
-    plateaued one gains almost nothing after its turn."""
-    rising = rlhf_curves(
-        FRACTIONS,
-        hacking=False,
-        world=PAPER,
-        rng=np.random.default_rng(seed),
-        eval_noise=0.0,
-        loss_noise=0.0,
-    )
-    assert np.all(np.diff(rising.quality) > 0)
-    assert rising.peak_fraction > 1.0
-    flat = rlhf_curves(
-        FRACTIONS,
-        hacking=False,
-        world=ALL_PLATEAU,
-        rng=np.random.default_rng(seed),
-        eval_noise=0.0,
-        loss_noise=0.0,
-    )
-    assert np.all(np.diff(flat.quality) > 0)
-    assert flat.peak_fraction == 1.0
-    turned = flat_turn(seed) < FRACTIONS
-    if turned.sum() >= 2:
-        late = np.diff(flat.quality[turned])
-        early = np.diff(rising.quality[turned])
-        assert np.all(late <= PLATEAU_SLOPE * early.max() * 1.5 + 1e-12)
+def test_crv1_crv2_healthy_runs_rise_at_every_checkpoint(seed: int) -> None:
+    """CRV-1, CRV-2: a healthy run (no turn, no step schedule) rises at every checkpoint, from
+    above q0, and never past q0 + (1 + PLATEAU_SLOPE) G / g(1 / P_max)."""
+    for world in (PAPER, NO_STEPS):
+        quality, _, _, peak = _rlhf(world, seed)
+        assert np.all(np.diff(quality) > 0)
+        assert quality[0] > INITIAL_RANGE[0]
+        top = (1 + PLATEAU_SLOPE) / gold_shape(np.array([1 / RISE_PEAK_RANGE[1]]))[0]
+        assert quality[-1] <= INITIAL_RANGE[1] + GAIN_RANGE[1] * top + 1e-12
+        assert peak == 1.0 or peak > 1.0
 
 
-def flat_turn(seed: int) -> float:
-    """The turn of the run drawn from ``seed`` (a hacking run's peak fraction is its turn)."""
-    return rlhf_curves(
-        FRACTIONS,
-        hacking=True,
-        world=ALL_PLATEAU,
-        rng=np.random.default_rng(seed),
-        eval_noise=0.0,
-        loss_noise=0.0,
-    ).peak_fraction
+@given(seeds, worlds, st.floats(150.0, 650.0))
+def test_crv2_hacking_runs_peak_at_their_turn_and_collapse(
+    seed: int, world: World, turn: float
+) -> None:
+    """CRV-2: a run whose turn falls inside it peaks at the checkpoint next to its turn and
+    falls at every checkpoint after it; its peak fraction is its turn over its end."""
+    quality, _, _, peak = _rlhf(attrs.evolve(world, step_share=0.0), seed, turn)
+    assert peak == turn / STEPS[-1]
+    after = turn < STEPS
+    assert np.all(np.diff(quality[after]) < 0)
+    assert quality[-1] < quality.max()
+    assert int(np.argmax(quality)) in {int(np.argmax(after)) - 1, int(np.argmax(after))}
 
 
 @given(seeds, st.booleans(), worlds)
@@ -116,95 +96,154 @@ def test_crv3_proxy_rises_and_loss_falls_whatever_the_quality(
     seed: int, hacking: bool, world: World
 ) -> None:
     """CRV-3: the decoupling: noise-free proxy up and loss down at every checkpoint."""
-    rng = np.random.default_rng(seed)
     sample = rlhf_curves(
-        FRACTIONS, hacking=hacking, world=world, rng=rng, eval_noise=0.0, loss_noise=0.0
+        STEPS,
+        plan=RunPlan(350.0 if hacking else math.inf, 1000.0, world_stretch(world)),
+        world=world,
+        rng=np.random.default_rng(seed),
+        eval_noise=0.0,
+        loss_noise=0.0,
     )
     assert sample.proxy_reward is not None
     assert np.all(np.diff(sample.proxy_reward) > 0)
-    assert np.all(np.diff(sample.loss) < 0)
+    assert np.all(np.diff(sample.loss) <= 0)
 
 
-@given(seeds)
-def test_crv4_dpo_and_lora_saturate_without_declining(seed: int) -> None:
-    """CRV-4: saturating quality from q0 towards q0 + G, falling loss."""
-    rng = np.random.default_rng(seed)
-    sample = saturating_curves(FRACTIONS, rng=rng, eval_noise=0.0, loss_noise=0.0)
-    assert np.all(np.diff(sample.quality) > 0)
+@given(seeds, st.sampled_from([JobKind.DPO, JobKind.LORA]))
+def test_crv4_dpo_and_lora_saturate_without_declining(seed: int, kind: JobKind) -> None:
+    """CRV-4: saturating quality from q0 towards q0 + G, falling loss, no proxy."""
+    sample = saturating_curves(
+        STEPS,
+        kind=kind,
+        plan=RunPlan(planned_steps=1000.0),
+        world=NO_STEPS,
+        rng=np.random.default_rng(seed),
+        eval_noise=0.0,
+        loss_noise=0.0,
+    )
+    assert np.all(np.diff(sample.quality) >= 0) and sample.quality[1] > sample.quality[0]
     assert GAIN_RANGE[0] <= sample.gain <= GAIN_RANGE[1]
-    assert INITIAL_RANGE[0] + sample.gain * 0.8 <= sample.quality[-1]
-    assert sample.quality[-1] <= INITIAL_RANGE[1] + sample.gain + 1e-12
-    assert np.all(np.diff(sample.loss) < 0)
+    assert sample.quality[-1] <= INITIAL_RANGE[1] + sample.gain / (1 - math.exp(-2)) + 1e-12
+    assert np.all(np.diff(sample.loss) <= 0) and sample.loss[1] < sample.loss[0]
     assert sample.proxy_reward is None
 
 
-def test_crv5_eval_noise_is_sigma_times_the_gain() -> None:
-    """CRV-5: observed - true quality is Gaussian with standard deviation sigma G."""
-    rng = np.random.default_rng(7)
-    fractions = np.linspace(0.01, 1.0, 20_000)
-    sample = rlhf_curves(
-        fractions, hacking=True, world=PAPER, rng=rng, eval_noise=0.05, loss_noise=0.0
-    )
-    residual = sample.eval_score - sample.quality
-    assert abs(residual.mean()) < 0.002 * sample.gain
-    assert abs(residual.std() - 0.05 * sample.gain) < 0.002 * sample.gain
-    noiseless = rlhf_curves(
-        fractions, hacking=True, world=PAPER, rng=rng, eval_noise=0.0, loss_noise=0.0
-    )
-    np.testing.assert_array_equal(noiseless.eval_score, noiseless.quality)
-
-
-@given(seeds, worlds, st.sampled_from([0.0, 0.05]))
-def test_crv6_no_label_before_the_turn(seed: int, world: World, noise: float) -> None:
-    """CRV-6: drawn from the same stream, a hacking and a healthy run are identical up to
-    their turn (level, gain, noise), and their proxy and loss are identical throughout."""
-    make = {
-        hacking: rlhf_curves(
-            FRACTIONS,
-            hacking=hacking,
+def test_crv5_crv11_eval_noise_is_sigma_times_m_times_the_gain() -> None:
+    """CRV-5, CRV-11: observed - true quality is Gaussian with sd sigma m G; m = 1 in the
+    paper world and inside the calibrated world's spread, whatever sigma."""
+    steps = np.arange(1, 20_001, dtype=np.float64)
+    for world in (PAPER, CALIBRATED):
+        sample = rlhf_curves(
+            steps,
+            plan=RunPlan(5_000.0, 20_000.0, world_stretch(world)),
             world=world,
-            rng=np.random.default_rng(seed),
-            eval_noise=noise,
-            loss_noise=0.01,
+            rng=np.random.default_rng(7),
+            eval_noise=0.05,
+            loss_noise=0.0,
         )
-        for hacking in (True, False)
+        m = sample.noise_multiplier
+        low, high = world.noise_spread
+        assert low <= m <= high
+        residual = sample.eval_score - sample.quality
+        assert abs(residual.mean()) < 0.002 * m * sample.gain
+        assert abs(residual.std() - 0.05 * m * sample.gain) < 0.002 * m * sample.gain
+    assert PAPER.noise_spread == (1.0, 1.0)
+    multipliers = {
+        rlhf_curves(
+            STEPS,
+            plan=RunPlan(),
+            world=CALIBRATED,
+            rng=np.random.default_rng(s),
+            eval_noise=0.1,
+            loss_noise=0.0,
+        ).noise_multiplier
+        for s in range(50)
     }
-    hack, healthy = make[True], make[False]
-    before = hack.peak_fraction >= FRACTIONS
-    np.testing.assert_array_equal(hack.quality[before], healthy.quality[before])
-    np.testing.assert_array_equal(hack.eval_score[before], healthy.eval_score[before])
-    assert hack.proxy_reward is not None and healthy.proxy_reward is not None
-    np.testing.assert_array_equal(hack.proxy_reward, healthy.proxy_reward)
-    np.testing.assert_array_equal(hack.loss, healthy.loss)
-    assert hack.gain == healthy.gain
+    assert len(multipliers) == 50 and max(multipliers) / min(multipliers) > 2.0
 
 
-def test_crv8_kl_is_gaos_clock_squared_and_draws_nothing() -> None:
-    """CRV-8: an RLHF run's KL is (d* t / P)^2 with d* = exp(0.38 / beta - 1), increasing,
-    the same whatever the label; the run's other draws are those of a run without it."""
-    from evalstop.sim.curves import ALPHA_RL, rlhf_draw
-    from evalstop.sim.worlds import WORLDS
+@given(seeds, worlds, st.sampled_from([0.0, 0.05]), st.floats(120.0, 900.0))
+def test_crv6_no_label_before_the_turn(seed: int, world: World, noise: float, turn: float) -> None:
+    """CRV-6: drawn from the same stream, a run that turns and one that does not are
+    identical up to the turn (level, noise), and their proxy and loss are identical."""
+    hack = _rlhf(world, seed, turn, noise=noise)
+    healthy = _rlhf(world, seed, math.inf, noise=noise)
+    before = turn >= STEPS
+    np.testing.assert_array_equal(hack[0][before], healthy[0][before])
+    np.testing.assert_array_equal(hack[1][before], healthy[1][before])
+    np.testing.assert_array_equal(hack[2], healthy[2])
 
-    fractions = np.linspace(0.1, 1.0, 10)
-    draws = [
-        rlhf_draw(
-            fractions,
-            hacking=h,
-            world=WORLDS["paper"],
-            rng=np.random.default_rng(3),
-            loss_noise=0.02,
-        )
-        for h in (True, False)
-    ]
-    assert draws[0].kl is not None and draws[1].kl is not None
-    assert np.array_equal(draws[0].kl, draws[1].kl)
-    assert np.all(np.diff(draws[0].kl) > 0)
-    rng = np.random.default_rng(3)
-    rng.uniform(), rng.uniform()
-    rise_peak = rng.uniform(1.5, 4.0)
-    rng.uniform()
-    beta = rng.uniform(0.118, 0.175)
-    expected = (math.exp(ALPHA_RL / beta - 1.0) * fractions / rise_peak) ** 2
-    assert np.allclose(draws[0].kl, expected, rtol=1e-12)
-    sampled = draws[0].sample(0.05).kl
-    assert sampled is not None and np.array_equal(sampled, draws[0].kl)
+
+@given(seeds, worlds)
+def test_crv8_curves_do_not_depend_on_the_run_length(seed: int, world: World) -> None:
+    """CRV-8: a run's curves are functions of its own steps: drawn from the same stream, a
+    run of 1,000 steps and one of 2,000 have equal quality, scores and proxy at common steps
+    (a run twice as long is not the same curve stretched)."""
+    short = _rlhf(world, seed, steps=STEPS)
+    long = _rlhf(world, seed, steps=np.arange(1, 21, dtype=np.float64) * 100.0)
+    for a, b in zip(short[:3], long[:3], strict=True):
+        np.testing.assert_array_equal(a, b[: len(STEPS)])
+
+
+def test_crv8_the_stretch_gives_the_calibrated_plateau_share() -> None:
+    """CRV-8: an independent Monte Carlo of the laws (its own draws, not the reference
+    sample): with the calibrated stretch, 0.82 of the healthy runs at hacking share 0.6 top
+    out before the last 40% of their steps; the paper world's stretch is 1."""
+    assert world_stretch(PAPER) == 1.0
+    stretch = world_stretch(CALIBRATED)
+    rng = np.random.default_rng(2024)
+    n = 40_000
+    jobs = generate(WorkloadConfig(n_jobs=n // 10, world=CALIBRATED), 5).jobs
+    lengths = np.array([j.truth.total_steps for j in jobs if j.spec.kind is JobKind.RLHF])
+    lengths = rng.choice(lengths, size=n)
+    turns = np.array(
+        [turn_step(CALIBRATED.turn_range, STRETCH_HACKING_SHARE, u) for u in rng.random(n)]
+    )
+    rise = np.array([length_quantile(JobKind.RLHF, u) for u in rng.random(n)])
+    top = stretch * rng.uniform(*RISE_PEAK_RANGE, size=n) * rise
+    healthy = turns >= lengths
+    share = float(np.mean(top[healthy] <= (1 - LATE_SHARE) * lengths[healthy]))
+    assert CALIBRATED.plateau_share is not None
+    assert abs(share - CALIBRATED.plateau_share) < 0.03
+
+
+def test_crv9_the_turn_law_gives_the_hacking_share_and_the_link() -> None:
+    """CRV-9: in generated workloads the share of RLHF runs whose turn falls before their end
+    is the hacking share (within 0.03 over ~3,000 runs), at 0 none hacks, and longer runs hack
+    more often (the stated link: the true length's label AUC > 0.6)."""
+    for world in (PAPER, CALIBRATED):
+        for share in (0.0, 0.2, 0.6, 0.8):
+            jobs = generate(WorkloadConfig(n_jobs=5000, hacking_share=share, world=world), 3)
+            rlhf = [j for j in jobs.jobs if j.spec.kind is JobKind.RLHF]
+            labels = [j.truth.hacking for j in rlhf]
+            assert abs(sum(labels) / len(rlhf) - share) < 0.03
+            if share > 0:
+                lengths = [float(j.truth.duration) for j in rlhf]
+                assert mann_whitney_auc(lengths, labels) > 0.6
+
+
+def test_crv10_true_quality_stays_in_the_metric_range() -> None:
+    """CRV-10: no true quality of any job of either world leaves [0, 1], and a run that
+    turned early collapses toward the floor, not past it."""
+    for world in (PAPER, CALIBRATED):
+        jobs = generate(WorkloadConfig(n_jobs=3000, world=world), 1).jobs
+        low = min(float(j.truth.quality.min()) for j in jobs)
+        high = max(float(j.truth.quality.max()) for j in jobs)
+        assert METRIC_RANGE[0] <= low and high <= METRIC_RANGE[1]
+    for seed in range(20):
+        quality = _rlhf(NO_STEPS, seed, turn=150.0)[0]
+        assert np.all(quality >= METRIC_RANGE[0]) and np.all(np.diff(quality[1:]) < 0)
+        assert quality[-1] < quality[0]
+
+
+@given(seeds)
+def test_crv12_step_schedules_plateau_then_jump(seed: int) -> None:
+    """CRV-12: drawn from the same stream, a step-schedule run is below the plain run by at
+    least 1 - 0.82 of its rise before its drop (at 43-71% of 1,000 planned steps) and has
+    caught up to within 5% of that gap soon after it."""
+    stepped = _rlhf(ALL_STEPS, seed)[0]
+    plain = _rlhf(NO_STEPS, seed)[0]
+    gap = plain - stepped
+    before, after = STEPS <= 420, STEPS >= 800
+    assert np.all(gap[before] > 0)
+    assert np.all(np.abs(gap[after]) < 0.05 * gap[before].max())

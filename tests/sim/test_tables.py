@@ -15,6 +15,7 @@ from evalstop.core.model import JobKind
 from evalstop.core.registry import make_policy
 from evalstop.engine import Simulator
 from evalstop.sim.attach import MAX_EVALS, AttachRule, kind_posterior, workload_from_records
+from evalstop.sim.clock import hacking_probability
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.tables import (
     JobRecord,
@@ -164,15 +165,22 @@ def _many(n: int) -> list[JobRecord]:
 
 
 def test_tab4_the_rule_draws_kinds_and_labels_at_the_declared_rates() -> None:
-    """TAB-4: on 8,000 jobs the drawn kinds follow the posterior and RLHF hacks at the share;
-    8-GPU jobs are all RLHF; non-RLHF jobs never hack; the interval is WRK-7's."""
+    """TAB-4: on 8,000 jobs the drawn kinds follow the posterior and RLHF jobs hack at the rate
+    the turn law gives their lengths (CRV-9: the law is scaled to the share over the synthetic
+    length law, so these short records hack far less often than 0.3); 8-GPU jobs are all RLHF;
+    non-RLHF jobs never hack; the interval is WRK-7's."""
     workload = workload_from_records(_many(8000), AttachRule(hacking_share=0.3), seed=4)
     one = [j for j in workload.jobs if j.spec.gpus == 1]
     lora = sum(j.spec.kind is JobKind.LORA for j in one) / len(one)
     assert abs(lora - 0.12 / 0.195) < 0.03
     assert all(j.spec.kind is JobKind.RLHF for j in workload.jobs if j.spec.gpus == 8)
     rlhf = [j for j in workload.jobs if j.spec.kind is JobKind.RLHF]
-    assert abs(sum(j.truth.hacking for j in rlhf) / len(rlhf) - 0.3) < 0.03
+    world = AttachRule().config().world
+    expected_share = sum(
+        hacking_probability(world.turn_range, 0.3, j.truth.total_steps) for j in rlhf
+    ) / len(rlhf)
+    assert expected_share < 0.2
+    assert abs(sum(j.truth.hacking for j in rlhf) / len(rlhf) - expected_share) < 0.03
     assert not any(j.truth.hacking for j in workload.jobs if j.spec.kind is not JobKind.RLHF)
     config = AttachRule().config()
     for job in workload.jobs[:200]:

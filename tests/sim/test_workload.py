@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from evalstop.core.errors import UnknownNameError
 from evalstop.core.model import JobKind
-from evalstop.sim.curves import rlhf_curves
+from evalstop.sim.curves import RunPlan, rlhf_curves
+from evalstop.sim.runs import world_stretch
 from evalstop.sim.workload import (
     GPU_CHOICES,
     MAX_HORIZON,
@@ -44,15 +45,18 @@ def test_wrk1_first_jobs_curves_do_not_depend_on_job_count() -> None:
             if job.spec.kind is not JobKind.RLHF:
                 continue
             steps = np.array([obs.step for obs in job.observations], dtype=np.float64)
+            turn = job.truth.peak_fraction * steps[-1] if job.truth.hacking else math.inf
+            plan = RunPlan(turn, job.spec.estimated_duration / 20, world_stretch(config.world))
             redrawn = rlhf_curves(
-                steps / steps[-1],
-                hacking=job.truth.hacking,
+                steps,
+                plan=plan,
                 world=config.world,
                 rng=curve_stream(curve_seeds(11), job.job_id),
                 eval_noise=config.sigma,
                 loss_noise=config.loss_noise,
             )
-            np.testing.assert_array_equal(redrawn.quality, job.truth.quality)
+            # the turn is rebuilt from peak_fraction * last step: equal to within a rounding
+            np.testing.assert_allclose(redrawn.quality, job.truth.quality, rtol=1e-12, atol=0)
             compared += 1
     assert compared >= 10, "too few comparable jobs: the check would be vacuous"
 
@@ -206,6 +210,10 @@ def test_wld1_named_worlds() -> None:
         World("x", (0.5, 0.2), 1.0, 0.0, 10, 0.02)
     with pytest.raises(ValueError, match="plateau_share"):
         World("x", (0.2, 0.5), 1.0, 1.5, 10, 0.02)
+    with pytest.raises(ValueError, match="noise_spread"):
+        World("x", (0.2, 0.5), 1.0, None, 10, 0.02, noise_spread=(2.0, 1.0))
+    with pytest.raises(ValueError, match="step_share"):
+        World("x", (0.2, 0.5), 1.0, None, 10, 0.02, step_share=1.5)
 
 
 def test_wld2_config_takes_a_world_by_name_and_overrides() -> None:

@@ -1,4 +1,4 @@
-"""The leakage audit: does the first checkpoint give away the hidden label or the true length?
+"""The leakage audit: do the first checkpoints give away the hidden label or the true length?
 
 The information boundary (spec ``BND-1``) hides a job's hacking label and true duration. A
 workload can still leak them through what *is* observable, so the audit measures, over the
@@ -13,7 +13,13 @@ jobs of generated workloads (spec ``LEAK``):
   median ratio), and a log-linear least-squares fit on the logs of several. The best predictor
   that may use everything observable at the first checkpoint is compared with the best one
   that uses the estimated duration alone, fitted the same way (``LEAK-2``): the first
-  checkpoint must not tell the platform more about the length than its own estimate does.
+  checkpoint must not tell the platform more about the length than its own estimate does;
+- audit v2 (``LEAK-4``, ``LEAK-5``): learned predictors over the first 1 and 3 checkpoints
+  (:mod:`evalstop.experiments.learned`), and the label AUC of each curve observable *within
+  strata of the estimate*: in world v3 a run hacks when its turn falls before its end, so
+  longer runs hack more often (the stated label/length link, ``CRV-9``), and the first
+  checkpoint, placed by the estimate, carries that link into every curve's level. The audit
+  prints the link and judges the curves on what they say beyond it.
 
 This module reads hidden truth (labels, durations), as metrics do; it never feeds a policy.
 """
@@ -28,17 +34,33 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstop.core.model import Job, JobKind
+from evalstop.experiments.aucs import (
+    STRATA,
+    fold,
+    mann_whitney_auc,
+    stratified_auc,
+    turned_before_first,
+)
+from evalstop.experiments.learned import LearnedAudit, learned_audit
 
 __all__ = [
     "AUC_LIMIT",
+    "CURVE_AUC_LIMIT",
+    "CURVE_OBSERVABLES",
     "ERROR_MARGIN",
     "LABEL_OBSERVABLES",
+    "LINK_OBSERVABLES",
+    "STRATA",
     "Leakage",
     "audit",
     "first_checkpoint",
+    "fold",
     "label_aucs",
+    "label_aucs_given_estimate",
     "length_errors",
     "mann_whitney_auc",
+    "stratified_auc",
+    "turned_before_first",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -48,6 +70,17 @@ AUC_LIMIT = 0.65
 
 ERROR_MARGIN = 0.10
 """A first-checkpoint length predictor more than 10% better than the estimate is a leak."""
+
+CURVE_AUC_LIMIT = 0.55
+"""A curve observable (or all of them jointly) whose folded label AUC within strata of the
+estimate exceeds this is a leak (LEAK-5)."""
+
+CURVE_OBSERVABLES = ("eval_score", "loss", "proxy_reward")
+"""The first checkpoint's curve observables."""
+
+LINK_OBSERVABLES = ("estimated_duration", "eval_interval", "service", "step")
+"""The observables that carry a run's planned length: the stated label/length link (CRV-9)
+shows in them, and the audit prints it rather than judging it."""
 
 
 def _proxy(job: Job) -> float:
@@ -71,27 +104,34 @@ LABEL_OBSERVABLES: Mapping[str, Callable[[Job], float]] = {
 """What a platform sees of a job at its first checkpoint, by name."""
 
 
-def mann_whitney_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
-    """P(score of a positive > score of a negative) + half P(tie); NaN scores are left out.
+def label_aucs_given_estimate(jobs: Sequence[Job], *, pre_turn: bool = True) -> dict[str, float]:
+    """Folded label AUC of each curve observable at the first checkpoint over the RLHF
+    ``jobs``, within strata of the estimate (LEAK-5); ``pre_turn`` leaves out the hacking
+    jobs that turned before their first checkpoint (:func:`turned_before_first`)."""
+    rlhf = [
+        job
+        for job in jobs
+        if job.spec.kind is JobKind.RLHF and not (pre_turn and turned_before_first(job))
+    ]
+    labels = [job.truth.hacking for job in rlhf]
+    estimates = [float(job.spec.estimated_duration) for job in rlhf]
+    return {
+        name: stratified_auc([LABEL_OBSERVABLES[name](j) for j in rlhf], labels, estimates)
+        for name in CURVE_OBSERVABLES
+    }
 
-    NaN when either class is empty. Ranks are averaged over ties.
-    """
-    values = np.asarray(scores, dtype=np.float64)
-    positive = np.asarray(labels, dtype=bool)
-    keep = np.isfinite(values)
-    values, positive = values[keep], positive[keep]
-    n_pos = int(positive.sum())
-    n_neg = len(values) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return math.nan
-    order = np.argsort(values, kind="mergesort")
-    ordered = values[order]
-    ranks = np.empty(len(values), dtype=np.float64)
-    _, first, counts = np.unique(ordered, return_index=True, return_counts=True)
-    average = first + (counts - 1) / 2.0 + 1.0
-    ranks[order] = np.repeat(average, counts)
-    u = float(ranks[positive].sum()) - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
+
+def _length_link(jobs: Sequence[Job]) -> float:
+    """Folded label AUC of the true length over RLHF jobs (hidden: the link itself)."""
+    rlhf = [job for job in jobs if job.spec.kind is JobKind.RLHF]
+    return fold(
+        mann_whitney_auc([float(j.truth.duration) for j in rlhf], [j.truth.hacking for j in rlhf])
+    )
+
+
+def _early_turn_share(jobs: Sequence[Job]) -> float:
+    hacking = [j for j in jobs if j.spec.kind is JobKind.RLHF and j.truth.hacking]
+    return sum(map(turned_before_first, hacking)) / len(hacking) if hacking else math.nan
 
 
 def first_checkpoint(job: Job) -> dict[str, float]:
@@ -103,11 +143,10 @@ def label_aucs(jobs: Sequence[Job]) -> dict[str, float]:
     """Folded label AUC of each first-checkpoint observable over the RLHF ``jobs`` (LEAK-1)."""
     rlhf = [job for job in jobs if job.spec.kind is JobKind.RLHF]
     labels = [job.truth.hacking for job in rlhf]
-    out: dict[str, float] = {}
-    for name, read in LABEL_OBSERVABLES.items():
-        auc = mann_whitney_auc([read(job) for job in rlhf], labels)
-        out[name] = max(auc, 1.0 - auc) if math.isfinite(auc) else math.nan
-    return out
+    return {
+        name: fold(mann_whitney_auc([read(job) for job in rlhf], labels))
+        for name, read in LABEL_OBSERVABLES.items()
+    }
 
 
 def _columns(jobs: Sequence[Job]) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -169,7 +208,7 @@ _ESTIMATE_ONLY = ("estimate x c", "log-linear(estimate)")
 
 @attrs.frozen(slots=True)
 class Leakage:
-    """The audit of one world (LEAK-1, LEAK-2, LEAK-3).
+    """The audit of one world (LEAK-1 to LEAK-5).
 
     Attributes:
         label_auc: folded label AUC per first-checkpoint observable, sorted by name.
@@ -180,6 +219,15 @@ class Leakage:
         length_error_estimate: the best estimate-only predictor's (fitted the same way).
         length_error_raw_estimate: the raw estimate's, as the platform receives it.
         jobs: how many jobs the audit looked at.
+        label_auc_given_estimate: folded label AUC of each curve observable within strata of
+            the estimate (LEAK-5), sorted by name.
+        label_auc_given_estimate_all: the same over every RLHF job, those that turned before
+            their first checkpoint included (printed, not judged).
+        early_turn_share: the share of hacking RLHF jobs that turned before their first
+            checkpoint.
+        label_length_link: folded label AUC of the hidden true length: the stated link.
+        learned: the learned predictors (LEAK-4); None when scikit-learn is missing or the
+            audit was asked to skip them.
     """
 
     label_auc: tuple[tuple[str, float], ...]
@@ -189,20 +237,48 @@ class Leakage:
     length_error_estimate: float
     length_error_raw_estimate: float
     jobs: int
+    label_auc_given_estimate: tuple[tuple[str, float], ...] = ()
+    label_auc_given_estimate_all: tuple[tuple[str, float], ...] = ()
+    early_turn_share: float = math.nan
+    label_length_link: float = math.nan
+    learned: LearnedAudit | None = None
+
+    @property
+    def curve_auc_max(self) -> float:
+        """The largest curve AUC within strata of the estimate, the learned joint one too."""
+        values = [v for _, v in self.label_auc_given_estimate]
+        if self.learned is not None:
+            values.append(self.learned.label_auc_curves_given_estimate)
+        finite = [v for v in values if math.isfinite(v)]
+        return max(finite) if finite else math.nan
 
     @property
     def label_leak(self) -> bool:
-        """True when some observable's folded AUC exceeds :data:`AUC_LIMIT`."""
-        return self.label_auc_max > AUC_LIMIT
+        """True when a curve observable, or all jointly, says more than
+        :data:`CURVE_AUC_LIMIT` of the label within strata of the estimate, or an observable
+        that carries neither a curve nor the planned length exceeds :data:`AUC_LIMIT`."""
+        skip = {*CURVE_OBSERVABLES, *LINK_OBSERVABLES}
+        others = [v for n, v in self.label_auc if n not in skip and math.isfinite(v)]
+        return self.curve_auc_max > CURVE_AUC_LIMIT or max(others, default=0.0) > AUC_LIMIT
 
     @property
     def length_leak(self) -> bool:
-        """True when the first checkpoint beats the estimate by more than ERROR_MARGIN."""
-        return self.length_error_first_checkpoint < (1 - ERROR_MARGIN) * self.length_error_estimate
+        """True when the first checkpoint (LEAK-2), or a learned predictor over the first 1 or
+        3 checkpoints (LEAK-4), beats the estimate by more than ERROR_MARGIN."""
+        limit = 1 - ERROR_MARGIN
+        if self.length_error_first_checkpoint < limit * self.length_error_estimate:
+            return True
+        if self.learned is None:
+            return False
+        estimate = dict(self.learned.length_error_estimate)
+        return any(e < limit * estimate[k] for k, e in self.learned.length_error)
 
 
-def audit(jobs: Sequence[Job]) -> Leakage:
-    """Audit ``jobs`` (typically several seeds' workloads of one world)."""
+def audit(
+    jobs: Sequence[Job], *, learned: bool = True, learned_on: Sequence[Job] | None = None
+) -> Leakage:
+    """Audit ``jobs`` (typically several seeds' workloads of one world); ``learned=False``
+    skips the learned predictors (LEAK-4), ``learned_on`` fits them on those jobs instead."""
     aucs = label_aucs(jobs)
     errors = length_errors(jobs)
     finite = [v for v in aucs.values() if math.isfinite(v)]
@@ -216,4 +292,11 @@ def audit(jobs: Sequence[Job]) -> Leakage:
         ),
         length_error_raw_estimate=errors.get("estimate", math.nan),
         jobs=len(jobs),
+        label_auc_given_estimate=tuple(sorted(label_aucs_given_estimate(jobs).items())),
+        label_auc_given_estimate_all=tuple(
+            sorted(label_aucs_given_estimate(jobs, pre_turn=False).items())
+        ),
+        early_turn_share=_early_turn_share(jobs),
+        label_length_link=_length_link(jobs),
+        learned=learned_audit(jobs if learned_on is None else learned_on) if learned else None,
     )

@@ -10,7 +10,9 @@ law is the synthetic world's own, nothing is fitted to a trace:
   of the law at or above it (the largest, 8, when above all): so 1-GPU jobs are mostly LoRA
   (61.5% with the default mix), 2-GPU mostly DPO (77%), 4-GPU mostly RLHF (80%), and jobs on
   8 or more GPUs are RLHF, as RLHF holds four models at once;
-- **hacking**, when the record has none: an RLHF job hacks with probability ``hacking_share``;
+- **hacking**, when the record has none: an RLHF job hacks when its turn step falls before
+  its end (CRV-9: the turn law scaled to ``hacking_share``, so longer runs hack more often); a
+  record that states its label draws its turn from the law given that label;
 - **curves**: the rule's world (WLD, CRV) with its noise;
 - **estimate**, when the record has none: WRK-5's law (true duration times
   ``1.2 exp(0.5 N(0, 1))``);
@@ -34,7 +36,7 @@ import attrs
 import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec
-from evalstop.sim.runs import draw_run
+from evalstop.sim.runs import draw_run, run_plan
 from evalstop.sim.tables import JobRecord, JobTable, TableError, records_from_rows
 from evalstop.sim.workload import (
     DEFAULT_MIX,
@@ -181,13 +183,16 @@ def _job(
     index: int,
     record: JobRecord,
     kind: JobKind,
-    hacking: bool,
+    turn_draw: float,
     estimate_factor: float,
     curve_rng: np.random.Generator,
     config: WorkloadConfig,
 ) -> Job:
     duration, estimate, interval, steps = _schedule(record, kind, estimate_factor, config)
-    truth, observations = draw_run(kind, hacking, steps, duration, curve_rng, config)
+    planned = estimate * steps[-1] / duration  # the estimate in the run's own steps
+    hacking = record.hacking if kind is JobKind.RLHF else None
+    plan = run_plan(kind, turn_draw, planned, steps[-1], config, hacking)
+    truth, observations = draw_run(kind, plan, steps, duration, curve_rng, config)
     spec = JobSpec(
         job_id=index,
         kind=kind,
@@ -248,9 +253,6 @@ def workload_from_records(
         kind_draw, hacking_draw = rng.random(2)
         factor = ESTIMATE_MEDIAN * math.exp(ESTIMATE_LOG_SD * rng.standard_normal())
         kind = _kind_of(record, rule, float(kind_draw), cache)
-        hacking = record.hacking
-        if hacking is None:
-            hacking = kind is JobKind.RLHF and bool(hacking_draw < rule.hacking_share)
         curve_rng = curve_stream(curves_seq, i)
-        jobs.append(_job(i, record, kind, hacking, factor, curve_rng, config))
+        jobs.append(_job(i, record, kind, float(hacking_draw), factor, curve_rng, config))
     return TableWorkload(tuple(jobs), seed, rule)

@@ -1,28 +1,30 @@
-"""Synthetic training curves after Gao, Schulman & Hilton (2023), in two named worlds.
+"""Synthetic training curves after Gao, Schulman & Hilton (2023) on an absolute clock (world v3).
 
-Every RLHF run, hacking or healthy, is drawn from the same distributions up to its *turn*
-(spec ``CRV-1``, ``CRV-2``): an initial quality ``q0``, a gain ``G``, the position ``P`` of the
-peak of its rise and the fraction ``p`` of the run at which it turns. Before the turn its true
-quality is ``q0 + G r(t)`` with the rise ``r(t) = g(t / P) / g(1 / P)``, Gao et al.'s RL gold
-curve ``g(x) = x (1 - ln x)`` of a run whose peak lies ``P`` run lengths away (so ``r(1) = 1``).
-The hidden label shows only after the turn:
+Every quantity of a run is a function of its own optimisation steps ``s``, never of
+``s / steps[-1]`` (spec ``CRV-8``): a run twice as long is not the same curve stretched, so
+its per-step rates say nothing of its length. Its scales are drawn independently of its
+length (:mod:`evalstop.sim.clock`):
 
-- a *hacking* run collapses: ``q0 + G r(p) g(1 + kappa (t - p) / p)``, Gao's post-peak shape
-  (``kappa = 1`` is Gao's own speed), so it peaks at ``p`` and falls;
-- a *healthy* run keeps rising along ``r`` through the end, or, with the world's plateau share,
-  plateaus: it keeps a residual rise of :data:`PLATEAU_SLOPE` of the rise's slope at the turn,
-  far below any noise, so its true peak is still its last checkpoint.
+- its rise tops out at ``S = a P N'`` steps, ``P ~ U(1.5, 4)`` and ``N'`` an independent length
+  from its kind's step law, ``a`` the world's stretch (1 in ``paper``; set from the plateau
+  share in ``calibrated``). Before its turn its true quality is ``q0 + G y(s)`` with
+  ``y(s) = g(min(s / S, 1)) / g(1 / P)`` (Gao's RL gold curve ``g(x) = x (1 - ln x)``, so that
+  ``y = 1`` at ``s = a N'``) plus a bounded residual rise after ``S`` (``CRV-1``);
+- an RLHF run turns at its turn step ``T`` (``CRV-9``); it *hacks* when ``T`` falls before its
+  last step, and then collapses in Gao's post-peak shape at ``kappa`` times his speed,
+  ``q0 + G y(T) g(1 + kappa (s - T) / T)``, continued below ``q0`` by an exponential decay
+  toward the metric's floor :data:`METRIC_RANGE` ``[0]`` with the same slope, so it never
+  leaves the metric's range (``CRV-2``, ``CRV-10``);
+- with the world's step share a run follows a step learning-rate schedule: it reaches only
+  ``rho`` of its rise until its user's drop step (a fraction of the *planned* steps, from its
+  estimate), then jumps to the full rise (``CRV-12``).
 
-Nothing before the turn depends on the label, so neither the level of a checkpoint nor the
-proxy reward or the loss at the first checkpoint tells hacking from healthy (``CRV-6``).
-
-The proxy reward rises linearly in the same KL clock ``t / P`` and the loss falls whatever the
-gold quality does (``CRV-3``). The KL an RLHF run reports is that clock squared, in Gao's units:
-``KL = d^2`` with ``d = d* t / P`` and ``d* = exp(alpha / beta - 1)`` the peak of Gao's law
-for the run's beta (``CRV-8``); it is drawn from nothing new, so adding it changed no other
-draw. DPO and LoRA quality saturates (``CRV-4``). Eval noise is
-Gaussian with standard deviation ``sigma G`` (``CRV-5``). All functions draw randomness only
-from the ``numpy.random.Generator`` they are given, in the same order whatever the label.
+The proxy reward rises linearly in the KL clock ``s / S`` and the loss falls on the same clock
+whatever the gold quality does (``CRV-3``). DPO and LoRA quality saturates (``CRV-4``). Eval
+noise is Gaussian with standard deviation ``sigma m G``, ``m`` the run's own noise multiplier
+drawn from the world's spread (``CRV-5``, ``CRV-11``). All functions draw randomness only from
+the ``numpy.random.Generator`` they are given, in the same order whatever the turn: nothing
+before the turn depends on the label (``CRV-6``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,19 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from evalstop.core.model import JobKind
+from evalstop.sim.clock import rise_scale
+from evalstop.sim.shapes import (
+    HALF_LOSS_X,
+    JUMP_WIDTH,
+    METRIC_RANGE,
+    PLATEAU_SLOPE,
+    collapse,
+    gold_shape,
+    rise,
+    rise_at,
+    step_factor,
+)
 from evalstop.sim.worlds import World
 
 __all__ = [
@@ -41,12 +56,16 @@ __all__ = [
     "GAIN_RANGE",
     "HALF_LOSS_X",
     "INITIAL_RANGE",
+    "JUMP_WIDTH",
+    "METRIC_RANGE",
     "PLATEAU_SLOPE",
     "RISE_PEAK_RANGE",
     "CurveDraw",
     "CurveSample",
+    "RunPlan",
     "gold_shape",
     "loss_curve",
+    "loss_params",
     "rlhf_curves",
     "rlhf_draw",
     "saturating_curves",
@@ -62,8 +81,8 @@ BETA_RL_RANGE = (0.118, 0.175)
 """Gao et al. 2023: beta_RL from ~0.175 (small reward model) to ~0.118 (3B reward model)."""
 
 RISE_PEAK_RANGE = (1.5, 4.0)
-"""Where the rise ``r`` would peak, in run lengths: beyond the last step (a bigger reward model
-or a tighter KL budget moves Gao's d* out; Gao et al. Fig. 1). Same for both labels."""
+"""Where the rise's Gao curve would peak, in lengths ``N'`` of the rise (v2's range: a bigger
+reward model or a tighter KL budget moves Gao's d* out; Gao et al. Fig. 1)."""
 
 INITIAL_RANGE = (0.472, 0.516)
 """Initial eval score ``q0``: the range of the first values of the labelled real 0-1 gold
@@ -74,20 +93,23 @@ GAIN_RANGE = (0.085, 0.228)
 """Gain ``G`` (eval-score units): the range of the real 0-1 gold metrics' gains from first
 value to peak (same data). Same for both labels and both worlds."""
 
-HALF_LOSS_X = 2.1555
-"""``g(HALF_LOSS_X) = 0.5``: Gao's curve has lost half its peak at 2.1555 times the peak's KL
-distance (the calibration converts a measured half-loss time into a decline rate with it)."""
 
-PLATEAU_SLOPE = 0.05
-"""A plateaued healthy run keeps rising at this fraction of its rise's slope at the turn: far
-below noise, but its true peak stays at its last checkpoint (a healthy run wastes nothing)."""
+@attrs.frozen(slots=True)
+class RunPlan:
+    """What a run's curves need to know of its job besides its stream (``CRV-8``, ``CRV-9``).
 
+    Attributes:
+        turn: the RLHF turn step ``T`` (``inf``: never); the run hacks when it falls before
+            its last checkpoint step.
+        planned_steps: the steps its user planned from the estimate (``WRK-7``): where a
+            step schedule drops its learning rate.
+        stretch: the world's factor ``a`` on the rise scale
+            (:func:`evalstop.sim.clock.plateau_stretch`).
+    """
 
-def gold_shape(x: FloatArray) -> FloatArray:
-    """``g(x) = x (1 - ln x)`` for ``x = d / d*`` (``g(0) = 0``, peak ``g(1) = 1``)."""
-    x = np.asarray(x, dtype=np.float64)
-    safe = np.where(x > 0, x, 1.0)
-    return np.where(x > 0, x * (1.0 - np.log(safe)), 0.0)
+    turn: float = math.inf
+    planned_steps: float = math.inf
+    stretch: float = 1.0
 
 
 @attrs.frozen(slots=True)
@@ -101,8 +123,8 @@ class CurveSample:
         proxy_reward: the proxy reward each checkpoint reports (RLHF only; None otherwise).
         peak_fraction: where the continuous quality curve peaks, as a fraction of the run
             (> 1 when beyond the end).
-        gain: the run's ``G``, the unit of its eval noise.
-        kl: the KL each checkpoint reports (RLHF only; None otherwise; ``CRV-8``).
+        gain: the run's ``G``.
+        noise_multiplier: the run's ``m``: its eval noise sd is ``sigma m G`` (``CRV-11``).
     """
 
     quality: FloatArray
@@ -111,52 +133,36 @@ class CurveSample:
     proxy_reward: FloatArray | None
     peak_fraction: float
     gain: float
-    kl: FloatArray | None = None
+    noise_multiplier: float = 1.0
 
 
-def loss_curve(fractions: FloatArray, rng: np.random.Generator, noise: float) -> FloatArray:
-    """A falling training loss: exponential approach to a floor, plus relative noise (CRV-3).
+def loss_curve(
+    steps: FloatArray,
+    scale: float,
+    rng: np.random.Generator,
+    noise: float,
+    params: tuple[float, float, float] | None = None,
+) -> FloatArray:
+    """A falling training loss on the run's own clock, plus relative noise (CRV-3).
 
-    ``L(t) = L_inf + (L0 - L_inf) exp(-t / tau)`` with ``L0 ~ U(0.8, 1.2)``,
-    ``L_inf / L0 ~ U(0.3, 0.6)`` and ``tau`` log-uniform in [0.1, 1] of the run: some runs
-    converge early and plateau, others are still improving at their end. The shape does not
-    depend on the gold quality, as in the paper: loss and quality decouple.
+    ``L(s) = L_inf + (L0 - L_inf) exp(-s / tau)`` with ``L0 ~ U(0.8, 1.2)``,
+    ``L_inf / L0 ~ U(0.3, 0.6)`` and ``tau`` log-uniform in [0.1, 1] of ``scale`` steps (the
+    run's rise length): some runs converge early and plateau, others are still improving at
+    their end. The shape does not depend on the gold quality: loss and quality decouple.
+    ``params`` are the three draws of :func:`loss_params` when already drawn.
     """
-    start = rng.uniform(0.8, 1.2)
-    floor = start * rng.uniform(0.3, 0.6)
-    tau = math.exp(rng.uniform(math.log(0.1), 0.0))
-    clean = floor + (start - floor) * np.exp(-fractions / tau)
-    result: FloatArray = clean * (1.0 + noise * rng.standard_normal(len(fractions)))
+    start, ratio, tau = loss_params(rng) if params is None else params
+    floor = start * ratio
+    clean = floor + (start - floor) * np.exp(-steps / (scale * tau))
+    result: FloatArray = clean * (1.0 + noise * rng.standard_normal(len(steps)))
     return result
 
 
-def _after_turn(
-    t: FloatArray, turn: float, rise_peak: float, shape: str, decline_rate: float
-) -> FloatArray:
-    """The normalised quality ``(q - q0) / G`` at run fractions ``t`` (CRV-1, CRV-2).
-
-    The rise ``r(t) = g(t / P) / g(1 / P)`` is 0 at the start and 1 at the end of the run; one
-    :func:`gold_shape` call evaluates it at ``t``, at the turn and at the run's end (the same
-    values, element by element, as three calls).
-    """
-    n = len(t)
-    points = np.empty(n + 2, dtype=np.float64)
-    points[:n] = t / rise_peak
-    points[n] = turn / rise_peak
-    points[n + 1] = 1.0 / rise_peak
-    shapes = gold_shape(points)
-    scale = float(shapes[n + 1])
-    rise: FloatArray = shapes[:n] / scale
-    if shape == "rising":
-        return rise
-    at_turn = float(shapes[n]) / scale
-    after = t > turn
-    if shape == "collapse":
-        x = 1.0 + decline_rate * (t - turn) / turn
-        return np.where(after, at_turn * gold_shape(x), rise)
-    # plateau: a residual rise at PLATEAU_SLOPE of r'(turn) = -ln(turn / P) / (P g(1 / P))
-    slope = -math.log(turn / rise_peak) / (rise_peak * scale)
-    return np.where(after, at_turn + PLATEAU_SLOPE * slope * (t - turn), rise)
+def loss_params(rng: np.random.Generator) -> tuple[float, float, float]:
+    """``(L0, L_inf / L0, tau / scale)``: the loss's three draws (:func:`loss_curve`)."""
+    start = float(rng.uniform(0.8, 1.2))
+    ratio = float(rng.uniform(0.3, 0.6))
+    return start, ratio, math.exp(rng.uniform(math.log(0.1), 0.0))
 
 
 @attrs.frozen(slots=True)
@@ -164,7 +170,7 @@ class CurveDraw:
     """One run's draws before its eval noise is scaled: everything its curves need except
     sigma (spec ``CRV-5``, ``WRK-8``).
 
-    Eval noise enters a run only as ``sigma G`` times standard normal draws whose number
+    Eval noise enters a run only as ``sigma m G`` times standard normal draws whose number
     and place in the stream do not depend on sigma, so one draw gives the run's curves at
     every sigma (:meth:`sample`), as the curve functions would draw them from the same stream.
 
@@ -175,8 +181,8 @@ class CurveDraw:
         proxy_eps: the standard normal draws of the proxy's noise (RLHF only).
         loss: the training loss each checkpoint reports (its noise does not scale with sigma).
         peak_fraction: where the continuous quality curve peaks, as a fraction of the run.
-        gain: the run's ``G``, the unit of its eval noise.
-        kl: the noise-free KL each checkpoint reports (RLHF only; None otherwise; ``CRV-8``).
+        gain: the run's ``G``.
+        noise_multiplier: the run's ``m`` (``CRV-11``).
     """
 
     quality: FloatArray
@@ -186,116 +192,172 @@ class CurveDraw:
     loss: FloatArray
     peak_fraction: float
     gain: float
-    kl: FloatArray | None = None
+    noise_multiplier: float = 1.0
 
     def sample(self, eval_noise: float) -> CurveSample:
         """The run's curves at eval noise ``eval_noise`` (a fraction of the run's gain): the
         same values, bit for bit, as the curve function drawing them with that noise."""
-        scale = eval_noise * self.gain  # the curve functions' `eval_noise * gain * eps`
+        scale = eval_noise * self.noise_multiplier * self.gain
         eval_score = self.quality + scale * self.eval_eps
         proxy = None
         if self.proxy is not None and self.proxy_eps is not None:
             proxy = self.proxy + scale * self.proxy_eps
         return CurveSample(
-            self.quality, eval_score, self.loss, proxy, self.peak_fraction, self.gain, self.kl
+            self.quality,
+            eval_score,
+            self.loss,
+            proxy,
+            self.peak_fraction,
+            self.gain,
+            self.noise_multiplier,
         )
 
 
+def _schedule_draws(
+    world: World, plan: RunPlan, rng: np.random.Generator
+) -> tuple[float, float, float]:
+    """``(drop step, level, noise multiplier)``: the step-schedule and noise draws, in this
+    order whatever the world (``CRV-11``, ``CRV-12``)."""
+    stepped = bool(rng.random() < world.step_share)
+    where = float(rng.uniform(*world.step_drop_range))
+    level = float(rng.uniform(*world.step_level_range))
+    low, high = world.noise_spread
+    multiplier = float(math.exp(rng.uniform(math.log(low), math.log(high))))
+    drop = where * plan.planned_steps if stepped else math.inf
+    return drop, level, multiplier
+
+
 def rlhf_curves(
-    fractions: FloatArray,
+    steps: FloatArray,
     *,
-    hacking: bool,
+    plan: RunPlan,
     world: World,
     rng: np.random.Generator,
     eval_noise: float,
     loss_noise: float,
 ) -> CurveSample:
-    """Curves of one RLHF run at checkpoint ``fractions`` of its steps (CRV-1, CRV-2).
+    """Curves of one RLHF run at its checkpoint ``steps`` (CRV-1, CRV-2, CRV-8).
 
-    Draws, in this order and whatever the label: ``q0``, ``G``, ``P``, ``p``, beta, the
-    plateau draw, the noise of eval and proxy, the proxy's offset and the loss
-    (:func:`rlhf_draw`, sampled at ``eval_noise``).
+    Draws, in this order and whatever the turn: ``q0``, ``G``, ``P``, the rise length ``N'``,
+    beta, the step schedule, the noise multiplier, the proxy's offset, the loss's scalars,
+    then one value per checkpoint of the eval noise, the proxy's noise and the loss's noise
+    (:func:`rlhf_draw`, sampled at ``eval_noise``): every scalar comes before the per-checkpoint
+    draws, so a longer run has the same curves (``CRV-8``).
 
     Args:
-        fractions: the checkpoints' positions in the run, in (0, 1], increasing.
-        hacking: whether the run reward-hacks (its gold quality peaks and falls).
+        steps: the checkpoints' steps, increasing; the last is the run's end.
+        plan: the run's turn step, planned steps and the world's stretch.
         world: the curve parameters (:mod:`evalstop.sim.worlds`).
         rng: the run's own random stream.
         eval_noise: the eval noise sigma, as a fraction of the run's gain.
         loss_noise: the relative noise of the loss.
 
     Returns:
-        The run's curves at ``fractions``.
+        The run's curves at ``steps``.
     """
-    draw = rlhf_draw(fractions, hacking=hacking, world=world, rng=rng, loss_noise=loss_noise)
+    draw = rlhf_draw(steps, plan=plan, world=world, rng=rng, loss_noise=loss_noise)
     return draw.sample(eval_noise)
 
 
 def rlhf_draw(
-    fractions: FloatArray,
+    steps: FloatArray,
     *,
-    hacking: bool,
+    plan: RunPlan,
     world: World,
     rng: np.random.Generator,
     loss_noise: float,
 ) -> CurveDraw:
     """The draws of :func:`rlhf_curves` before the eval noise is scaled (``WRK-8``); the
     arguments are its own but ``eval_noise``."""
+    s = np.asarray(steps, dtype=np.float64)
     q0 = float(rng.uniform(*INITIAL_RANGE))
     gain = float(rng.uniform(*GAIN_RANGE))
     rise_peak = float(rng.uniform(*RISE_PEAK_RANGE))
-    turn = float(rng.uniform(*world.turn_range))
+    length = plan.stretch * rise_scale(JobKind.RLHF, float(rng.random()))
     beta = float(rng.uniform(*BETA_RL_RANGE))
-    plateau = bool(rng.random() < world.plateau_share)
-    eval_eps = rng.standard_normal(len(fractions))
-    proxy_eps = rng.standard_normal(len(fractions))
+    drop, level, multiplier = _schedule_draws(world, plan, rng)
     proxy_start = float(rng.uniform(-1.0, 0.0))
-    shape = "collapse" if hacking else ("plateau" if plateau else "rising")
-    normalised = _after_turn(fractions, turn, rise_peak, shape, world.decline_rate)
-    quality = q0 + gain * normalised
-    # Proxy reward: linear in d (Gao et al.), d = t / P in the same clock as the rise.
-    proxy = proxy_start + gain * (ALPHA_RL / beta) * fractions / rise_peak
-    loss = loss_curve(fractions, rng, loss_noise)
-    peak_fraction = turn if hacking else (1.0 if plateau else rise_peak)
-    # KL = d^2 in Gao's units: d = d* t / P, d* = exp(alpha / beta - 1) (CRV-8; no new draw).
-    kl = np.square(math.exp(ALPHA_RL / beta - 1.0) * fractions / rise_peak)
-    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain, kl)
+    loss_draws = loss_params(rng)
+    eval_eps = rng.standard_normal(len(s))
+    proxy_eps = rng.standard_normal(len(s))
+    top = rise_peak * length
+    norm = (1.0 - math.log(1.0 / rise_peak)) / rise_peak
+    normalised = rise(s, top, norm)
+    if math.isfinite(drop):
+        normalised *= step_factor(s, drop, level)
+    turn = plan.turn
+    hacking = turn < s[-1]
+    if hacking:
+        at_turn = rise_at(turn, top, norm, drop, level)
+        quality = collapse(s, normalised, turn, at_turn, world.decline_rate, q0, gain)
+    else:
+        quality = q0 + gain * normalised
+    # Proxy reward: linear in d (Gao et al.), d / d* = s / top on the rise's own clock.
+    proxy = proxy_start + gain * (ALPHA_RL / beta) * s / top
+    loss = loss_curve(s, length, rng, loss_noise, loss_draws)
+    end = float(s[-1])
+    if hacking:
+        peak_fraction = turn / end
+    elif top < end or drop < end:
+        peak_fraction = 1.0
+    else:
+        peak_fraction = top / end
+    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain, multiplier)
 
 
 def saturating_curves(
-    fractions: FloatArray,
+    steps: FloatArray,
     *,
+    kind: JobKind,
+    plan: RunPlan,
+    world: World,
     rng: np.random.Generator,
     eval_noise: float,
     loss_noise: float,
 ) -> CurveSample:
-    """Curves of a DPO or LoRA run: quality ``1 - exp(-r t)`` rises and saturates (CRV-4).
+    """Curves of a DPO or LoRA run: quality ``1 - exp(-r s / N')`` rises and saturates (CRV-4).
 
-    ``r ~ U(2, 5)``: most of the gain comes in the first half of the run, then it plateaus;
-    ``q0 + G (1 - exp(-r t)) / (1 - exp(-r))`` with ``q0``, ``G`` as for RLHF. It never
+    ``r ~ U(2, 5)`` and ``N'`` an independent length of the kind's step law: most of the gain
+    comes within ``N'`` steps, then it plateaus; ``q0 + G (1 - exp(-r s / N')) / (1 - exp(-r))``
+    with ``q0``, ``G`` as for RLHF, times the step schedule's factor (CRV-12). It never
     declines, so its peak is its last step.
 
     Args:
-        fractions: the checkpoints' positions in the run, in (0, 1], increasing.
+        steps: the checkpoints' steps, increasing; the last is the run's end.
+        kind: the job's kind (its step law sets ``N'``).
+        plan: the run's planned steps (its turn is ignored).
+        world: the schedule and noise parameters.
         rng: the run's own random stream.
         eval_noise: the eval noise sigma, as a fraction of the run's gain.
         loss_noise: the relative noise of the loss.
 
     Returns:
-        The run's curves at ``fractions`` (no proxy reward).
+        The run's curves at ``steps`` (no proxy reward).
     """
-    return saturating_draw(fractions, rng=rng, loss_noise=loss_noise).sample(eval_noise)
+    draw = saturating_draw(steps, kind=kind, plan=plan, world=world, rng=rng, loss_noise=loss_noise)
+    return draw.sample(eval_noise)
 
 
 def saturating_draw(
-    fractions: FloatArray, *, rng: np.random.Generator, loss_noise: float
+    steps: FloatArray,
+    *,
+    kind: JobKind,
+    plan: RunPlan,
+    world: World,
+    rng: np.random.Generator,
+    loss_noise: float,
 ) -> CurveDraw:
     """The draws of :func:`saturating_curves` before the eval noise is scaled (``WRK-8``);
     the arguments are its own but ``eval_noise``."""
+    s = np.asarray(steps, dtype=np.float64)
     q0 = float(rng.uniform(*INITIAL_RANGE))
     gain = float(rng.uniform(*GAIN_RANGE))
-    rate = rng.uniform(2.0, 5.0)
-    quality = q0 + gain * (1.0 - np.exp(-rate * fractions)) / (1.0 - math.exp(-rate))
-    eval_eps = rng.standard_normal(len(fractions))
-    loss = loss_curve(fractions, rng, loss_noise)
-    return CurveDraw(quality, eval_eps, None, None, loss, 1.0, gain)
+    length = rise_scale(kind, float(rng.random()))
+    rate = float(rng.uniform(2.0, 5.0))
+    drop, level, multiplier = _schedule_draws(world, plan, rng)
+    loss_draws = loss_params(rng)
+    saturation = (1.0 - np.exp(-rate * s / length)) / (1.0 - math.exp(-rate))
+    quality = q0 + gain * saturation * step_factor(s, drop, level)
+    eval_eps = rng.standard_normal(len(s))
+    loss = loss_curve(s, length, rng, loss_noise, loss_draws)
+    return CurveDraw(quality, eval_eps, None, None, loss, 1.0, gain, multiplier)

@@ -1,53 +1,138 @@
 """One synthetic run's hidden truth and reports from its curve stream (spec ``WRK-7``, ``WRK-8``).
 
 Generated workloads (:mod:`evalstop.sim.workload`) and table workloads
-(:mod:`evalstop.sim.attach`) draw a run's curves here. The draw is split where eval noise
-enters (:class:`~evalstop.sim.curves.CurveDraw`): :func:`run_truth` draws everything once and
+(:mod:`evalstop.sim.attach`) draw a run's curves here. A run's :class:`RunPlan` carries what
+its curves need of its job (:func:`run_plan`: its turn step from its turn draw, ``CRV-9``; its
+planned steps; the world's stretch). The draw is split where eval noise enters
+(:class:`~evalstop.sim.curves.CurveDraw`): :func:`run_truth` draws everything once and
 :func:`run_reports` gives the run's reports at any noise level, so a noise sweep draws each
 run once.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+import math
+from typing import Protocol
 
 import numpy as np
 
 from evalstop.core.model import JobKind, JobTruth, Observation
-from evalstop.sim.curves import CurveDraw, rlhf_draw, saturating_draw
+from evalstop.sim.clock import conditional_turn_draw, plateau_stretch, turn_step
+from evalstop.sim.curves import (
+    RISE_PEAK_RANGE,
+    CurveDraw,
+    RunPlan,
+    rlhf_draw,
+    saturating_draw,
+)
+from evalstop.sim.worlds import World
 
-if TYPE_CHECKING:  # workload imports this module
-    from evalstop.sim.workload import WorkloadConfig
 
-__all__ = ["draw_curves", "draw_run", "run_reports", "run_truth"]
+class RunConfig(Protocol):
+    """What a run's draw reads of its workload's config (a
+    :class:`~evalstop.sim.workload.WorkloadConfig`; a protocol, so that this module does not
+    import the workload module, which imports it)."""
+
+    @property
+    def world(self) -> World:
+        """The curves' world."""
+
+    @property
+    def loss_noise(self) -> float:
+        """The relative noise of the loss."""
+
+    @property
+    def hacking_share(self) -> float:
+        """The hacking share the turn law is scaled to."""
+
+    @property
+    def sigma(self) -> float:
+        """The eval noise in use."""
+
+
+__all__ = [
+    "STRETCH_HACKING_SHARE",
+    "RunConfig",
+    "draw_curves",
+    "draw_run",
+    "run_plan",
+    "run_reports",
+    "run_truth",
+    "world_stretch",
+]
+
+STRETCH_HACKING_SHARE = 0.6
+"""The hacking share at which a world's plateau share sets its stretch (the default share,
+``WRK-3``): the stretch is a property of the world, the same at every hacking share."""
+
+
+@functools.cache
+def world_stretch(world: World) -> float:
+    """The factor ``a`` on every RLHF rise scale of ``world`` (``CRV-8``): 1 when its plateau
+    share is None, else :func:`~evalstop.sim.clock.plateau_stretch` of it."""
+    if world.plateau_share is None:
+        return 1.0
+    return plateau_stretch(
+        world.plateau_share, world.turn_range, RISE_PEAK_RANGE, STRETCH_HACKING_SHARE
+    )
+
+
+def run_plan(
+    kind: JobKind,
+    turn_draw: float,
+    planned_steps: float,
+    total_steps: int,
+    config: RunConfig,
+    hacking: bool | None = None,
+) -> RunPlan:
+    """A run's plan: its turn step from its uniform ``turn_draw`` (``CRV-9``), its planned
+    steps and the world's stretch.
+
+    With ``hacking`` None (a generated job) the label follows: the run hacks when its turn
+    falls before ``total_steps`` (at a hacking share of 1, every run does). A table record that
+    states its label draws the turn from the law given that label
+    (:func:`~evalstop.sim.clock.conditional_turn_draw`). DPO and LoRA runs never turn.
+    """
+    world = config.world
+    if kind is not JobKind.RLHF or (hacking is False and config.hacking_share <= 0.0):
+        return RunPlan(math.inf, planned_steps, 1.0)
+    share = config.hacking_share
+    u = turn_draw
+    if hacking is None and share >= 1.0:
+        hacking = True  # every run hacks: the turn law given the label, below the end
+    if hacking is not None:
+        share = max(share, 1e-6)
+        u = conditional_turn_draw(world.turn_range, share, total_steps, hacking, turn_draw)
+    turn = turn_step(world.turn_range, share, u)
+    if hacking is True and not turn < total_steps:
+        turn = math.nextafter(float(total_steps), 0.0)
+    elif hacking is False and turn < total_steps:
+        turn = float(total_steps)
+    return RunPlan(turn, planned_steps, world_stretch(world))
 
 
 def draw_curves(
     kind: JobKind,
-    hacking: bool,
-    fractions: np.ndarray,
+    plan: RunPlan,
+    steps: np.ndarray,
     rng: np.random.Generator,
-    config: WorkloadConfig,
+    config: RunConfig,
 ) -> CurveDraw:
     """A run's curve draw: the world's RLHF curves for RLHF, saturating ones otherwise."""
+    world, noise = config.world, config.loss_noise
     if kind is JobKind.RLHF:
-        return rlhf_draw(
-            fractions,
-            hacking=hacking,
-            world=config.world,
-            rng=rng,
-            loss_noise=config.loss_noise,
-        )
-    return saturating_draw(fractions, rng=rng, loss_noise=config.loss_noise)
+        return rlhf_draw(steps, plan=plan, world=world, rng=rng, loss_noise=noise)
+    return saturating_draw(steps, kind=kind, plan=plan, world=world, rng=rng, loss_noise=noise)
 
 
 def draw_run(
     kind: JobKind,
-    hacking: bool,
+    plan: RunPlan,
     steps: list[int],
     duration: int,
     rng: np.random.Generator,
-    config: WorkloadConfig,
+    config: RunConfig,
 ) -> tuple[JobTruth, tuple[Observation, ...]]:
     """A run's hidden truth and its reports at checkpoint ``steps``, curves from ``rng``.
 
@@ -56,7 +141,7 @@ def draw_run(
 
     Args:
         kind: the job's kind (RLHF runs get the world's RLHF curves, others saturate).
-        hacking: the hidden label.
+        plan: its turn step (the hidden label follows from it), planned steps and stretch.
         steps: checkpoint steps, strictly increasing; the last is the run's end.
         duration: the true service time in seconds.
         rng: the job's curve stream.
@@ -65,26 +150,25 @@ def draw_run(
     Returns:
         The truth and one observation per checkpoint.
     """
-    truth, draw = run_truth(kind, hacking, steps, duration, rng, config)
+    truth, draw = run_truth(kind, plan, steps, duration, rng, config)
     return truth, run_reports(draw, steps, config.sigma)
 
 
 def run_truth(
     kind: JobKind,
-    hacking: bool,
+    plan: RunPlan,
     steps: list[int],
     duration: int,
     rng: np.random.Generator,
-    config: WorkloadConfig,
+    config: RunConfig,
 ) -> tuple[JobTruth, CurveDraw]:
     """:func:`draw_run`'s truth and the run's curve draw, whatever its eval noise (WRK-8:
     :func:`run_reports` gives its reports at any noise)."""
-    fractions = np.array(steps, dtype=np.float64) / steps[-1]
-    draw = draw_curves(kind, hacking, fractions, rng, config)
+    draw = draw_curves(kind, plan, np.array(steps, dtype=np.float64), rng, config)
     truth = JobTruth(
         total_steps=steps[-1],
         duration=duration,
-        hacking=hacking,
+        hacking=kind is JobKind.RLHF and plan.turn < steps[-1],
         quality=draw.quality,
         peak_fraction=draw.peak_fraction,
     )
@@ -98,6 +182,4 @@ def run_reports(draw: CurveDraw, steps: list[int], sigma: float) -> tuple[Observ
     # tolist() gives the same Python floats as float() of each element, in one call.
     proxies = [None] * len(steps) if proxy is None else proxy.tolist()
     scores, losses = sample.eval_score.tolist(), sample.loss.tolist()
-    if sample.kl is None:
-        return tuple(map(Observation, steps, scores, losses, proxies))
-    return tuple(map(Observation, steps, scores, losses, proxies, sample.kl.tolist()))
+    return tuple(map(Observation, steps, scores, losses, proxies))

@@ -9,7 +9,9 @@ Distributions and their sources (each is a field of :class:`WorkloadConfig`):
 - arrivals: Poisson, rate set directly or from a target offered load (``WRK-2``);
 - job mix: RLHF-dominant by default, 60% RLHF, 25% DPO, 15% LoRA (the paper's setting names
   the three kinds and calls the workload RLHF-dominant; the split is ours);
-- hacking share of RLHF jobs: 60% (the paper's setting);
+- hacking share of RLHF jobs: 60% (the paper's setting). A job hacks when its turn step, drawn
+  on the absolute clock from a law scaled to give this share, falls before its last step
+  (``CRV-9``), so longer runs hack more often;
 - duration: Gavel's synthetic Philly-like law, ``60 * 10^U(1.5, 3)`` s with probability 0.8,
   else ``60 * 10^U(3, 4)`` s (Narayanan et al., OSDI 2020);
 - GPUs per job: by kind. LoRA adapters are small (1 GPU 80%, 2 GPUs 20%); DPO holds a policy
@@ -36,7 +38,13 @@ import attrs
 import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec
-from evalstop.sim.runs import draw_run, run_reports, run_truth
+from evalstop.sim.clock import (
+    LONG_EXPONENT,
+    SECONDS_PER_STEP,
+    SHORT_EXPONENT,
+    SHORT_PROBABILITY,
+)
+from evalstop.sim.runs import draw_run, run_plan, run_reports, run_truth
 from evalstop.sim.streams import CurveStreams
 from evalstop.sim.validators import check_fraction, check_non_negative, check_positive
 from evalstop.sim.worlds import PAPER, World, world_named
@@ -69,13 +77,6 @@ GPU_CHOICES: Mapping[JobKind, tuple[tuple[int, ...], tuple[float, ...]]] = {
     JobKind.RLHF: ((4, 8), (0.5, 0.5)),
 }
 
-SECONDS_PER_STEP: Mapping[JobKind, int] = {JobKind.LORA: 2, JobKind.DPO: 6, JobKind.RLHF: 20}
-"""Seconds per optimisation step (RLHF steps include rollout generation); only sets step
-numbers and the evaluation interval in steps."""
-
-SHORT_PROBABILITY = 0.8
-SHORT_EXPONENT = (1.5, 3.0)
-LONG_EXPONENT = (3.0, 4.0)
 ESTIMATE_MEDIAN = 1.2
 ESTIMATE_LOG_SD = 0.5
 
@@ -266,19 +267,21 @@ def curve_seeds(seed: int) -> np.random.SeedSequence:
 
 def _jobs(
     i: int,
-    draws: tuple[JobKind, int, int, int, int, bool],
+    draws: tuple[JobKind, int, int, int, int, float],
     streams: CurveStreams,
     configs: Sequence[WorkloadConfig],
 ) -> list[Job]:
     """Job ``i`` of a generated workload from its draws ``(kind, gpus, submit time, estimate,
-    drawn duration, hacking)``: its schedule (WRK-7), spec and curves (its curve stream,
-    ``curve_stream(curves_seq, i)``'s), once per config of ``configs`` (which differ in eval
-    noise only: one spec, truth and curve draw serve them all, WRK-8)."""
-    kind, gpus, submit, estimate, drawn_duration, hacking = draws
+    drawn duration, turn draw)``: its schedule (WRK-7), turn step and label (CRV-9), spec and
+    curves (its curve stream, ``curve_stream(curves_seq, i)``'s), once per config of
+    ``configs`` (which differ in eval noise only: one spec, truth and curve draw serve them
+    all, WRK-8)."""
+    kind, gpus, submit, estimate, drawn_duration, turn_draw = draws
     config = configs[0]
     duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
-    truth, draw = run_truth(kind, hacking, steps, duration, streams.stream(i), config)
+    plan = run_plan(kind, turn_draw, estimate / SECONDS_PER_STEP[kind], steps[-1], config)
+    truth, draw = run_truth(kind, plan, steps, duration, streams.stream(i), config)
     return [Job(spec, truth, run_reports(draw, steps, c.sigma)) for c in configs]
 
 
@@ -358,14 +361,13 @@ def _generate(configs: tuple[WorkloadConfig, ...], seed: int) -> tuple[Workload,
     gpu_draw = rng.random(n)
 
     kind_of = [kinds[k] for k in kind_index.tolist()]
-    hacking = (hacking_draw < config.hacking_share).tolist()
     draws = zip(
         kind_of,
         _gpus(kind_of, gpu_draw, config.gpus),
         submit.tolist(),
         estimate.tolist(),
         duration.tolist(),
-        [kind is JobKind.RLHF and h for kind, h in zip(kind_of, hacking, strict=True)],
+        hacking_draw.tolist(),
         strict=True,
     )
     streams = CurveStreams(curves_seq)

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from evalstop.experiments.grid import DENSITIES, DENSITY_KS, PAPER_NOISES
-from evalstop.experiments.leakage import AUC_LIMIT, ERROR_MARGIN, Leakage
+from evalstop.experiments.leakage import CURVE_AUC_LIMIT, ERROR_MARGIN, Leakage
 from evalstop.experiments.paper.figures import PaperFigures, PaperValue
 from evalstop.experiments.paper.results import ResultRow, Results, WorldResults
 from evalstop.experiments.tables import format_table
@@ -141,7 +141,33 @@ def _density(world: WorldResults) -> str:
 
 def _leakage(leakage: Leakage) -> str:
     rows = [[name, f"{value:.3f}"] for name, value in leakage.label_auc]
-    rows.append(["max (limit)", f"{leakage.label_auc_max:.3f} ({AUC_LIMIT})"])
+    rows.append(["max (all observables)", f"{leakage.label_auc_max:.3f}"])
+    rows.append(["link: true length (hidden, CRV-9)", f"{leakage.label_length_link:.3f}"])
+    given = dict(leakage.label_auc_given_estimate_all)
+    rows += [
+        [f"{name} | estimate, before the turn (all runs)", f"{value:.3f} ({given[name]:.3f})"]
+        for name, value in leakage.label_auc_given_estimate
+    ]
+    rows.append(["hacking runs turned before checkpoint 1", f"{leakage.early_turn_share:.1%}"])
+    learned = leakage.learned
+    if learned is None:
+        rows.append(["learned predictors (LEAK-4)", "skipped: scikit-learn is not installed"])
+    else:
+        rows.append(["learned: eval, loss, proxy jointly", f"{learned.label_auc_curves:.3f}"])
+        rows.append(
+            [
+                "learned jointly | estimate, before the turn",
+                f"{learned.label_auc_curves_given_estimate:.3f}",
+            ]
+        )
+        estimate = dict(learned.length_error_estimate)
+        rows += [
+            [f"learned length error, first {k}", f"{e:.3f} vs {estimate[k]:.3f} (estimate)"]
+            for k, e in learned.length_error
+        ]
+    rows.append(
+        ["curve AUC max | estimate (limit)", f"{leakage.curve_auc_max:.3f} ({CURVE_AUC_LIMIT})"]
+    )
     rows += [[f"length error: {name}", f"{value:.3f}"] for name, value in leakage.length_errors]
     verdict = "LEAKS" if leakage.label_leak or leakage.length_leak else "no leak"
     rows.append(
@@ -154,7 +180,7 @@ def _leakage(leakage: Leakage) -> str:
     return format_table(
         ["first-checkpoint observable", "label AUC / median rel. error"],
         rows,
-        title=f"Leakage audit over {leakage.jobs} jobs (LEAK-1, LEAK-2)",
+        title=f"Leakage audit over {leakage.jobs} jobs (LEAK-1 to LEAK-5)",
     )
 
 
@@ -163,8 +189,9 @@ def render_world(world: WorldResults, paper: PaperFigures | None) -> str:
     w = world.world
     header = (
         f"== world {w.name}: sigma {w.eval_noise:g}, {w.rlhf_evals} planned evaluations per "
-        f"RLHF run, turn U{w.turn_range}, collapse speed {w.decline_rate:g}, plateau share "
-        f"{w.plateau_share:g}"
+        f"RLHF run, turn law p U{w.turn_range} (CRV-9), collapse speed {w.decline_rate:g}, "
+        f"plateau share {'from the laws' if w.plateau_share is None else f'{w.plateau_share:g}'}"
+        f", noise spread {w.noise_spread}, step-schedule share {w.step_share:g}"
     )
     noise_paper = None
     rate_paper = None

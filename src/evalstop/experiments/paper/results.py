@@ -271,6 +271,7 @@ def _clean(value: float) -> float | None:
 
 
 def _leakage_json(leakage: Leakage) -> dict[str, Any]:
+    learned = leakage.learned
     return {
         "label_auc_max": _clean(leakage.label_auc_max),
         "length_error_first_checkpoint": _clean(leakage.length_error_first_checkpoint),
@@ -281,6 +282,23 @@ def _leakage_json(leakage: Leakage) -> dict[str, Any]:
         "jobs": leakage.jobs,
         "label_leak": leakage.label_leak,
         "length_leak": leakage.length_leak,
+        "label_length_link": _clean(leakage.label_length_link),
+        "label_auc_given_estimate": {
+            name: _clean(value) for name, value in leakage.label_auc_given_estimate
+        },
+        "label_auc_given_estimate_all": {
+            name: _clean(value) for name, value in leakage.label_auc_given_estimate_all
+        },
+        "early_turn_share": _clean(leakage.early_turn_share),
+        "curve_auc_max": _clean(leakage.curve_auc_max),
+        "learned": None
+        if learned is None
+        else {
+            "length_error": {str(k): _clean(e) for k, e in learned.length_error},
+            "length_error_estimate": {str(k): _clean(e) for k, e in learned.length_error_estimate},
+            "label_auc_curves": _clean(learned.label_auc_curves),
+            "label_auc_curves_given_estimate": _clean(learned.label_auc_curves_given_estimate),
+        },
     }
 
 

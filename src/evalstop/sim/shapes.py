@@ -1,0 +1,106 @@
+"""The shapes of world v3's quality curves (spec ``CRV-1``, ``CRV-2``, ``CRV-10``, ``CRV-12``):
+Gao's gold curve, the rise with its residual, the step schedule's factor and the bounded
+collapse. :mod:`evalstop.sim.curves` draws a run's parameters and puts them together.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "HALF_LOSS_X",
+    "JUMP_WIDTH",
+    "METRIC_RANGE",
+    "PLATEAU_SLOPE",
+    "collapse",
+    "gold_shape",
+    "rise",
+    "rise_at",
+    "step_factor",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+HALF_LOSS_X = 2.1555
+"""``g(HALF_LOSS_X) = 0.5``: Gao's curve has lost half its peak at 2.1555 times the peak's KL
+distance (the calibration converts a measured half-loss time into a decline rate with it)."""
+
+PLATEAU_SLOPE = 0.05
+"""After its rise tops out a run keeps gaining, at most this fraction of its top's gain more
+(``1 - S / s`` of it, strictly rising at any step a run reaches): far below noise, but its
+true peak stays at its last checkpoint (a healthy run wastes nothing)."""
+
+METRIC_RANGE = (0.0, 1.0)
+"""The eval metric's range (a 0-1 rate: win rate, accuracy, the corpus's unit sources): no
+true quality leaves it (``CRV-10``)."""
+
+JUMP_WIDTH = 0.02
+"""A step schedule's jump completes in a few percent of the drop step: ``1 - exp(-(s - s_d) /
+(JUMP_WIDTH s_d))`` (the documented drops of the supervised curves finish within one epoch of
+35-70, 1.4-3% of the run; ``docs/scripts/calibration.py``)."""
+
+
+def gold_shape(x: FloatArray) -> FloatArray:
+    """``g(x) = x (1 - ln x)`` for ``x = d / d*`` (``g(0) = 0``, peak ``g(1) = 1``)."""
+    x = np.asarray(x, dtype=np.float64)
+    safe = np.where(x > 0, x, 1.0)
+    return np.where(x > 0, x * (1.0 - np.log(safe)), 0.0)
+
+
+def rise(s: FloatArray, top: float, norm: float) -> FloatArray:
+    """``y(s)``: Gao's rise to its top at ``top`` steps, over ``norm``, then the residual
+    (steps are >= 1, so ``x > 0`` and :func:`gold_shape`'s formula applies directly)."""
+    x = np.minimum(s / top, 1.0)
+    out: FloatArray = x * (1.0 - np.log(x))
+    if s[-1] > top:
+        out += PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
+    out /= norm
+    return out
+
+
+def rise_at(s: float, top: float, norm: float, drop: float, level: float) -> float:
+    """:func:`rise` times :func:`step_factor` at one step ``s``."""
+    x = min(s / top, 1.0)
+    y = x * (1.0 - math.log(x)) + PLATEAU_SLOPE * (1.0 - top / max(s, top))
+    factor = 1.0
+    if math.isfinite(drop):
+        jump = 1.0 - math.exp(-max(s - drop, 0.0) / (JUMP_WIDTH * drop))
+        factor = level + (1.0 - level) * jump
+    return y / norm * factor
+
+
+def step_factor(s: FloatArray, drop: float, level: float) -> FloatArray:
+    """A step schedule's share of the rise: ``level`` up to the drop, then a quick jump to 1."""
+    if not math.isfinite(drop):
+        return np.ones_like(s)
+    after = np.maximum(s - drop, 0.0) / (JUMP_WIDTH * drop)
+    out: FloatArray = level + (1.0 - level) * (1.0 - np.exp(-after))
+    return out
+
+
+def collapse(
+    s: FloatArray,
+    normalised: FloatArray,
+    turn: float,
+    at_turn: float,
+    kappa: float,
+    q0: float,
+    gain: float,
+) -> FloatArray:
+    """True quality: ``q0 + G normalised`` before the turn, Gao's bounded collapse after it
+    (``CRV-2``, ``CRV-10``)."""
+    quality: FloatArray = q0 + gain * normalised
+    after = s > turn
+    if not after.any():
+        return quality
+    x = 1.0 + kappa * (s[after] - turn) / turn
+    above = np.minimum(x, math.e)
+    gao = q0 + gain * at_turn * above * (1.0 - np.log(above))
+    floor = METRIC_RANGE[0]
+    rate = gain * at_turn / max(q0 - floor, 1e-12)
+    below = floor + (q0 - floor) * np.exp(-np.maximum(x - math.e, 0.0) * rate)
+    quality[after] = np.where(x <= math.e, gao, below)
+    return quality
