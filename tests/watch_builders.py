@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,3 +34,13 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def once(state: Path, metric: str = "score") -> list[str]:
     """The options of one ``--once`` pass with replay's default rule."""
     return ["--metric", metric, "--detector", "evalstop", "--state", str(state), "--once"]
+
+
+def tfwrite() -> Any:
+    """``tests/traces/tfwrite.py`` (TensorBoard records written byte by byte)."""
+    path = Path(__file__).parent / "traces" / "tfwrite.py"
+    spec = importlib.util.spec_from_file_location("tfwrite", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -22,6 +22,7 @@ from evalstop.experiments.grid import SCOREBOARD_DETECTORS
 from evalstop.sim.detection import confusion_rates
 from evalstop.traces import ReplayResult, Trace
 from evalstop.traces.corpus import (
+    GOLD_MODE,
     CurveSource,
     Reading,
     catalogue,
@@ -65,7 +66,7 @@ def build_report(data: Path, healthy: Path = HEALTHY) -> Report:
     for source in catalogue(data):
         gold = source.read(data, source.gold)
         reading = read_label(gold, source.read(data, source.proxy), source.scale)
-        pairs = [score_curve(gold, d, reading.label == "hacking") for d in detectors]
+        pairs = [score_curve(gold, d, reading.label == "hacking", GOLD_MODE) for d in detectors]
         curves.append(
             CurveReport(
                 source, gold, reading, tuple(r for _, r in pairs), tuple(s for s, _ in pairs)

@@ -310,7 +310,7 @@ def test_adp7_new_run_starts_afresh_and_other_rules(callback_class: Any, tmp_pat
     assert not callback.stopped and callback.best == BestCheckpoint(15, 0.15)
     assert callback_class().metric == "eval_loss" and callback_class().mode == "min"
     torch = pytest.importorskip("torch")
-    assert MetricFeed("x").find({"x": torch.tensor(0.25)}) == 0.25  # ADP-2: a torch scalar
+    assert MetricFeed("x", "max").find({"x": torch.tensor(0.25)}) == 0.25  # ADP-2: a torch scalar
     assert callback_class(detector=Never()).monitor.detector == Never()
     assert callback_class(detector=LossPlateau()).state()["args"]["k"] is None
     with pytest.raises(ValueError, match="not both"):

@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pl = pytest.importorskip("lightning.pytorch")
 
+from evalstop.adapters import MissingMetricError  # noqa: E402
 from evalstop.adapters.lightning import EvalStopCallback  # noqa: E402
 
 # val_score after each epoch (global step = 4 * epoch, 4 batches an epoch). Best at epoch 2
@@ -100,3 +101,24 @@ def test_adp11_stop_file_and_saved_state(tmp_path: Path) -> None:
     restored.load_state_dict(done.state_dict())
     assert restored.stopped and restored.stop_step == 20
     assert restored.best == done.best
+
+
+def test_adp15_a_misspelt_metric_raises_instead_of_training_to_the_end(tmp_path: Path) -> None:
+    """ADP-15: strict (Lightning's default): a monitor the module never logs ends fit with
+    MissingMetricError naming the logged metrics, at the first validation."""
+    callback = EvalStopCallback("val_scroe", mode="max", k=2)
+    with pytest.raises(MissingMetricError, match="val_score"):
+        _fit(tmp_path, PEAK, callback)
+
+
+def test_adp15_a_run_whose_score_is_nan_forever_is_stopped(tmp_path: Path) -> None:
+    """ADP-15: check_finite (Lightning's default): a NaN score stops training at the first
+    validation; with check_finite=False it is skipped and training runs to the end."""
+    nan = float("nan")
+    callback = EvalStopCallback("val_score", k=2)
+    trainer = _fit(tmp_path, [nan] * 6, callback)
+    assert callback.stopped and callback.stop_step == BATCHES == trainer.global_step
+    assert callback.best is None
+    lenient = EvalStopCallback("val_score", k=2, check_finite=False)
+    trainer = _fit(tmp_path / "b", [nan] * 6, lenient)
+    assert not lenient.stopped and trainer.global_step == 6 * BATCHES

@@ -88,11 +88,11 @@ def test_adp1_detector_or_k() -> None:
 
     With neither, the feed uses the noise-aware detector (MON-13).
     """
-    assert MetricFeed("m", k=3).monitor.detector.name == "evalstop(k=3)"
-    assert MetricFeed("m").monitor.detector == NoiseAwareDetector()
-    assert MetricFeed("m", detector=Never()).monitor.detector == Never()
+    assert MetricFeed("score", k=3).monitor.detector.name == "evalstop(k=3)"
+    assert MetricFeed("score").monitor.detector == NoiseAwareDetector()
+    assert MetricFeed("score", detector=Never()).monitor.detector == Never()
     with pytest.raises(ValueError, match="not both"):
-        MetricFeed("m", k=2, detector=Never())
+        MetricFeed("score", k=2, detector=Never())
     with pytest.raises(ValueError, match="empty"):  # the right type, a wrong value (ADP-14)
         MetricFeed("")
 

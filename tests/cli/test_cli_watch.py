@@ -76,7 +76,7 @@ def _watch(root: Path, state: Path, out: Path, marker_dir: Path) -> subprocess.P
         "--metric",
         "score",
         "--detector",
-        "evalstop",  # replay's default rule: the two must decide alike (MON-13 differs)
+        "evalstop",  # the rule the replay below is given too: the two must decide alike
         "--state",
         str(state),
         "--interval",
@@ -103,8 +103,19 @@ def _wait_for_lock(lock: Path, pid: int) -> None:
 
 
 def _replay(path: Path) -> dict[str, Any]:
+    rule = ["--detector", "evalstop"]
     done = subprocess.run(
-        [sys.executable, "-m", "evalstop", "replay", str(path), "--metric", "score", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "evalstop",
+            "replay",
+            str(path),
+            "--metric",
+            "score",
+            "--json",
+            *rule,
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -254,8 +265,9 @@ def test_state_of_other_settings_is_refused_wch_5(
 ) -> None:
     """WCH-5: a state file written with another metric is refused with one line, exit 2."""
     state = str(tmp_path / "s.db")
-    assert cli(capsys, str(tmp_path), "--metric", "a", "--state", state, "--once")[0] == 0
-    code, _, err = cli(capsys, str(tmp_path), "--metric", "b", "--state", state, "--once")
+    options = ["--mode", "max", "--state", state, "--once"]
+    assert cli(capsys, str(tmp_path), "--metric", "a", *options)[0] == 0
+    code, _, err = cli(capsys, str(tmp_path), "--metric", "b", *options)
     assert code == 2
     assert "other settings" in err
 

@@ -6,7 +6,7 @@ import pytest
 
 from evalstop.core.detectors import DeclineDetector
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.live.direction import direction_for, resolve_mode
+from evalstop.live.direction import UnknownDirectionError, direction_for, resolve_mode
 from evalstop.live.monitor import Monitor
 
 
@@ -20,14 +20,40 @@ from evalstop.live.monitor import Monitor
         ("test/WER", "min"),
         ("perplexity", "min"),
         ("eval_accuracy", "max"),
-        ("answer_power", "max"),  # "wer" inside a word is not WER
         ("win_rate", "max"),
+        # issue 24: each was higher-is-better by a guess; replay kept the worst checkpoint.
+        ("val_mse", "min"),
+        ("mae", "min"),
+        ("eval/nll", "min"),
+        ("ppl", "min"),
+        ("test_cer", "min"),
+        ("kl", "min"),
+        ("objective/kl", "min"),
+        ("eval_rmse", "min"),
+        ("eval_f1", "max"),
+        ("val/auc", "max"),
+        ("rewards/chosen", "max"),
+        ("eval_rouge1", "max"),
+        ("score", "max"),
+        ("top1_error", "min"),
     ],
 )
 def test_mon13_direction_from_the_name(metric: str, mode: str) -> None:
-    """MON-13: loss, error, perplexity anywhere and WER as a word are lower-is-better."""
+    """MON-13: a name whose words are all in one table has that table's direction."""
     assert direction_for(metric) == mode
     assert resolve_mode("auto", metric) == mode
+
+
+@pytest.mark.parametrize("metric", ["answer_power", "val_thing", "x", "reward_loss", "s"])
+def test_mon13_an_unknown_or_mixed_name_is_an_error_asking_for_the_mode(metric: str) -> None:
+    """MON-13: a name of no known words ("wer" inside a word is not WER), or of words of both
+    tables, raises asking for the mode; the monitor too; an explicit mode is taken as is."""
+    with pytest.raises(UnknownDirectionError, match="give the mode") as caught:
+        resolve_mode("auto", metric)
+    assert isinstance(caught.value, ValueError) and "\n" not in str(caught.value)
+    with pytest.raises(UnknownDirectionError):
+        Monitor(metric=metric)
+    assert Monitor(mode="min", metric=metric).mode == "min"
 
 
 def test_mon13_monitor_defaults() -> None:

@@ -44,7 +44,7 @@ def test_corpus_case_trc_13(
     case = CASES[name]
     monkeypatch.chdir(BAD)
     start = time.perf_counter()
-    code = main(["replay", "--json", *case["args"]])
+    code = main(["replay", "--json", "--mode", "max", *case["args"]])  # readers, not direction
     elapsed = time.perf_counter() - start
     captured = capsys.readouterr()
     assert outcome(code, captured.out, captured.err) == case["expect"]

@@ -13,7 +13,7 @@ from evalstop.traces import Trace, TraceFormat
 from evalstop.traces.corpus import catalogue, default_data_dir, read_label, score_curve
 
 
-def trace(values: list[float], metric: str = "m") -> Trace:
+def trace(values: list[float], metric: str = "score") -> Trace:
     return Trace("t", metric, TraceFormat.CSV, range(0, 10 * len(values), 10), values)
 
 

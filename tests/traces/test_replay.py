@@ -24,8 +24,21 @@ SCORES = [0.1, 0.3, 0.5, 0.4, 0.35, 0.6, 0.2]  # peak 0.5 at step 30, two declin
 STEPS = [10, 20, 30, 40, 50, 60, 70]
 
 
+RULE_OPTIONS = {
+    "--detector",
+    "--k",
+    "--min-delta",
+    "--warmup-evals",
+    "--warmup-steps",
+    "--baseline",
+}
+
+
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["replay", *argv])
+    """``evalstop replay ARGV``, with the paper's rule (``--detector evalstop``, k = 2) unless
+    ARGV names a rule: the expected numbers here are worked out for it."""
+    rule = () if RULE_OPTIONS & set(argv) else ("--detector", "evalstop")
+    code = main(["replay", *argv, *rule])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -121,7 +134,7 @@ values = st.lists(st.one_of(st.floats(-1, 1), st.just(math.nan)), min_size=1, ma
 @given(values, st.integers(1, 3))
 def test_replay_stops_where_the_monitor_stops_rpl_2(scores: list[float], k: int) -> None:
     """RPL-2: replay's stop is the first Stop of a monitor fed the same scores."""
-    trace = Trace("t", "m", TraceFormat.CSV, range(len(scores)), scores)
+    trace = Trace("t", "score", TraceFormat.CSV, range(len(scores)), scores)
     result = replay(trace, DeclineDetector(k))
     monitor = Monitor(DeclineDetector(k))
     first_stop = None
@@ -213,7 +226,7 @@ def test_lossplateau_watches_the_metric_or_the_loss_metric_rpl_4(
 
 def test_result_fields_without_a_stop_rpl_5() -> None:
     """RPL-5: without a stop the kept checkpoint is the run's best and nothing is saved."""
-    trace = Trace("t", "m", TraceFormat.CSV, [0, 5, 9], [0.1, 0.9, 0.8])
+    trace = Trace("t", "score", TraceFormat.CSV, [0, 5, 9], [0.1, 0.9, 0.8])
     result = replay(trace)
     assert not result.stopped and result.stop_step is None
     assert (result.best_step, result.best_value, result.steps_saved, result.regret) == (
@@ -231,7 +244,7 @@ def test_nad10_replay_keeps_the_noise_aware_level_checkpoint() -> None:
 
     steps = [1000 + 10 * i for i in range(30)]
     values = [1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, *[1.2] * 5, *[1.2 - 0.3 * i for i in range(1, 19)]]
-    trace = Trace("t", "m", TraceFormat.CSV, steps, values)
+    trace = Trace("t", "score", TraceFormat.CSV, steps, values)
     best = replay(trace, NoiseAwareDetector(keep="best"), mode="max")
     level = replay(trace, NoiseAwareDetector(keep="level", keep_memory=0.2), mode="max")
     assert best.stopped and level.stopped and best.stop_step == level.stop_step
@@ -241,7 +254,7 @@ def test_nad10_replay_keeps_the_noise_aware_level_checkpoint() -> None:
 
 def test_rule_firing_before_any_finite_value_keeps_nothing_rpl_5() -> None:
     """RPL-5: stopat firing on a NaN checkpoint keeps nothing (null best, null regret)."""
-    trace = Trace("t", "m", TraceFormat.CSV, [0, 5, 10], [math.nan, math.nan, 0.5])
+    trace = Trace("t", "score", TraceFormat.CSV, [0, 5, 10], [math.nan, math.nan, 0.5])
     result = replay(trace, StopAtProgress(0.5))
     assert result.stop_step == 5 and result.best_step is None and result.regret is None
 
@@ -398,6 +411,8 @@ def test_replay_real_files_together_rpl_6(capsys: pytest.CaptureFixture[str]) ->
         str(REAL / "rhe_llama3b_g_Easy_heldout_f_g.json"),
         "--metric",
         "avg_g",
+        "--mode",
+        "max",
     )
     assert [Path(r["path"]).name for r in results] == [
         "rhe_llama3b_f_g_Hard_heldout_f_g.json",
@@ -420,7 +435,7 @@ def test_rpl9_last_point_fire_regret_and_knobs(
     assert (stopped["stop_step"], stopped["kept_step"], stopped["stop_class"]) == (3, 2, "benign")
     knobbed = cli_json(capsys, str(path), "--detector", "noise-aware", "--warmup-evals", "2")
     assert knobbed["detector"] == "noise-aware(z=2,memory=0.3,warmup=2)"
-    code, _, err = cli(capsys, str(path), "--warmup-evals", "3")
+    code, _, err = cli(capsys, str(path), "--detector", "evalstop", "--warmup-evals", "3")
     assert code == 2 and "--warmup-evals" in err and "noise-aware" in err
     delta = cli_json(capsys, str(path), "--k", "1", "--min-delta", "0.2")  # DET-1: drops of 0.1
     assert delta["detector"] == "evalstop(k=1,min_delta=0.2)" and not delta["stopped"]

@@ -16,5 +16,6 @@ other training loop that reports dicts of metrics.
 
 from evalstop.adapters._core import BestCheckpoint as BestCheckpoint
 from evalstop.adapters._core import MetricFeed as MetricFeed
+from evalstop.adapters._core import MissingMetricError as MissingMetricError
 
-__all__ = ["BestCheckpoint", "MetricFeed"]
+__all__ = ["BestCheckpoint", "MetricFeed", "MissingMetricError"]

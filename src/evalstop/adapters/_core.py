@@ -8,6 +8,7 @@ adapters both keep all their per-run state in one :class:`~evalstop.live.monitor
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 from collections.abc import Mapping
@@ -16,13 +17,15 @@ from typing import Any, SupportsFloat, SupportsIndex
 import attrs
 
 from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.core.errors import EvalStopError
 from evalstop.live.direction import ModeChoice
-from evalstop.live.monitor import JobKey, Mode, Monitor, MonitorVerdict, Stop
+from evalstop.live.monitor import JobKey, Mode, Monitor, MonitorVerdict, Reason, Stop
 
 __all__ = [
     "BestCheckpoint",
     "FeedViews",
     "MetricFeed",
+    "MissingMetricError",
     "as_step",
     "check_k",
     "check_mapping",
@@ -119,6 +122,14 @@ def _lookup(metrics: Mapping[str, Any], key: str) -> object:
     return node
 
 
+class MissingMetricError(EvalStopError, KeyError):
+    """``strict=True`` and a result without the metric (a misspelt name): as Lightning's
+    ``EarlyStopping(strict=True)``, training stops with this error instead of running on."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class MetricFeed:
     """One metric of a framework's result dicts, fed to a :class:`~evalstop.live.monitor.Monitor`.
 
@@ -133,12 +144,16 @@ class MetricFeed:
         detector: any :class:`~evalstop.core.detectors.Detector`.
         aliases: further keys tried, in order, when ``metric`` is absent (the Hugging Face
             adapter tries ``eval_<metric>``).
+        strict: a result without the metric raises :class:`MissingMetricError` naming the
+            keys it has (Lightning's ``strict``), instead of being no evaluation (``ADP-15``).
+        check_finite: a NaN or infinite value stops the run at once, keeping the best
+            checkpoint so far (Lightning's ``check_finite``), instead of being skipped.
 
     Every method is O(1) in the number of results. The rule's state is the monitor's alone;
     the feed also remembers each run's last verdict, for :meth:`verdict`.
     """
 
-    __slots__ = ("_keys", "_last", "_monitor")
+    __slots__ = ("_check_finite", "_forced", "_keys", "_last", "_monitor", "_strict")
 
     def __init__(
         self,
@@ -148,8 +163,13 @@ class MetricFeed:
         detector: Detector[Any] | None = None,
         *,
         aliases: tuple[str, ...] = (),
+        strict: bool = False,
+        check_finite: bool = False,
     ) -> None:
         check_name("metric", metric)
+        for name, flag in (("strict", strict), ("check_finite", check_finite)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
         k = check_k(k)
         if k is not None and detector is not None:
             raise ValueError("give k or detector, not both")
@@ -162,6 +182,8 @@ class MetricFeed:
         self._monitor = Monitor(detector, mode, metric=metric)
         self._keys = (metric, *(alias for alias in aliases if alias != metric))
         self._last: dict[JobKey, MonitorVerdict] = {}
+        self._strict, self._check_finite = strict, check_finite
+        self._forced: dict[JobKey, Stop] = {}
 
     @property
     def metric(self) -> str:
@@ -172,6 +194,16 @@ class MetricFeed:
     def mode(self) -> Mode:
         """``"max"`` or ``"min"``."""
         return self._monitor.mode
+
+    @property
+    def strict(self) -> bool:
+        """Whether a result without the metric raises."""
+        return self._strict
+
+    @property
+    def check_finite(self) -> bool:
+        """Whether a non-finite value stops the run."""
+        return self._check_finite
 
     @property
     def monitor(self) -> Monitor:
@@ -190,11 +222,13 @@ class MetricFeed:
         custom = isinstance(saved, Mapping) and saved.get("type") is None
         self._monitor = Monitor.from_dict(data, self._monitor.detector if custom else None)
         self._last.clear()
+        self._forced.clear()
 
     def forget(self, run: JobKey) -> bool:
         """Drop ``run``'s state (``MON-8``): observed again, it starts afresh."""
         self._last.pop(run, None)
-        return self._monitor.forget(run)
+        forced = self._forced.pop(run, None) is not None
+        return self._monitor.forget(run) or forced
 
     def find(self, metrics: Mapping[str, Any]) -> float | None:
         """The metric's value in ``metrics`` as a float, or None when it is absent or None.
@@ -216,14 +250,44 @@ class MetricFeed:
         A result without the metric is not an evaluation: it returns None and changes nothing.
         Otherwise the value goes to :meth:`Monitor.observe` as it is, so a NaN or infinite
         value is skipped by the rule (``MON-5``), a stale step is ignored (``MON-6``) and a
-        stopped run stays stopped (``MON-7``).
+        stopped run stays stopped (``MON-7``). With ``strict`` a result without the metric
+        raises; with ``check_finite`` a non-finite value stops the run (``ADP-15``).
+
+        Raises:
+            MissingMetricError: ``strict`` and the metric is absent from ``metrics``.
         """
         value = self.find(metrics)
         if value is None:
+            if self._strict:
+                raise MissingMetricError(self._missing(metrics))
             return None
-        verdict = self._monitor.observe(run, step, value)
+        forced = self._forced.get(run)
+        if forced is not None:
+            verdict: MonitorVerdict = attrs.evolve(forced, step=step, reason=Reason.ALREADY_STOPPED)
+        elif self._check_finite and not math.isfinite(value) and not self.stopped(run):
+            verdict = self._stop_non_finite(run, as_step("step", step))
+        else:
+            verdict = self._monitor.observe(run, step, value)
         self._last[run] = verdict
         return verdict
+
+    def _missing(self, metrics: Mapping[str, Any]) -> str:
+        keys = sorted(str(key) for key in metrics)
+        shown = ", ".join(repr(key[:60]) for key in keys[:20]) + (", ..." if len(keys) > 20 else "")
+        return (
+            f"strict: the metric {self.metric[:80]!r} is not in the result (it has: "
+            f"{shown or 'nothing'}); check its name, or pass strict=False"
+        )
+
+    def _stop_non_finite(self, run: JobKey, step: int) -> Stop:
+        """``check_finite``: the run stops at this step, keeping the best checkpoint so far."""
+        now = self._monitor.verdict(run)
+        best_step = None if now is None else now.best_step
+        best_score = None if now is None else now.best_score
+        evals = 0 if now is None else now.evals
+        stop = Stop(run, step, Reason.NON_FINITE, evals, step, best_step, best_score)
+        self._forced[run] = stop
+        return stop
 
     def verdict(self, run: JobKey) -> MonitorVerdict | None:
         """The verdict of ``run``'s last observation through this feed, or None.
@@ -237,7 +301,8 @@ class MetricFeed:
 
         Changes no state (:meth:`evalstop.live.monitor.Monitor.verdict`, ``MON-12``).
         """
-        return self._monitor.verdict(run)
+        forced = self._forced.get(run)
+        return forced if forced is not None else self._monitor.verdict(run)
 
     def best(self, run: JobKey) -> BestCheckpoint | None:
         """The checkpoint to keep for ``run``, or None before its first finite score."""

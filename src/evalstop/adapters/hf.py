@@ -88,15 +88,21 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
             absent).
         mode: ``"max"`` when higher is better, ``"min"`` when lower is better; None (default)
             takes the direction from the metric's name, extending the ``Trainer``'s own rule
-            for ``greater_is_better``: ``"min"`` for a loss, error, WER or perplexity, else
-            ``"max"`` (spec ``MON-13``).
+            for ``greater_is_better`` with a table of known names (spec ``MON-13``); an unknown
+            name raises asking for the mode.
         k: stop at the k-th consecutive decline (``DeclineDetector(k)``, the paper's rule);
             give ``k`` or ``detector``. With neither: ``NoiseAwareDetector()``.
         detector: any :class:`~evalstop.core.detectors.Detector`.
+        strict: an evaluation without the metric raises ``MissingMetricError`` naming the
+            metrics it has (default False: the ``Trainer``'s ``EarlyStoppingCallback`` only
+            warns); spec ``ADP-15``.
+        check_finite: a NaN or infinite value stops training at once, keeping the best
+            checkpoint so far (default False, as the ``Trainer``'s).
 
-    An evaluation without the metric is skipped; a NaN or infinite value is skipped by the
-    rule (spec ``ADP-3``). A new training run (global step 0 at ``on_train_begin``) starts
-    afresh; a resumed one goes on from the callback's state (``ADP-8``).
+    An evaluation without the metric is skipped (unless ``strict``); a NaN or infinite value is
+    skipped by the rule (spec ``ADP-3``; unless ``check_finite``). A new training run (global
+    step 0 at ``on_train_begin``) starts afresh; a resumed one goes on from the callback's state
+    (``ADP-8``).
 
     Raises:
         ImportError: transformers is not installed.
@@ -111,13 +117,24 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
         *,
         event: Event = "evaluate",
         stop_file: str | os.PathLike[str] | None = None,
+        strict: bool = False,
+        check_finite: bool = False,
     ) -> None:
         # Arguments are checked before the base class, so without transformers too (ADP-14).
         if event not in ("evaluate", "log"):
             raise ValueError(f"event must be 'evaluate' or 'log', got {event!r}")
         check_name("metric", metric)
         aliases = (_eval_key(metric),) if event == "evaluate" else ()
-        feed = MetricFeed(metric, "auto" if mode is None else mode, k, detector, aliases=aliases)
+        direction = "auto" if mode is None else mode
+        feed = MetricFeed(
+            metric,
+            direction,
+            k,
+            detector,
+            aliases=aliases,
+            strict=strict,
+            check_finite=check_finite,
+        )
         stop_path = check_path("stop_file", stop_file)
         super().__init__()
         self._feed = feed
@@ -276,6 +293,8 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
                 "k": k,
                 "event": self._event,
                 "stop_file": self._stop_file,
+                "strict": self._feed.strict,
+                "check_finite": self._feed.check_finite,
             },
             "attributes": {"monitor_state": self._feed.monitor.to_dict()},
         }

@@ -54,10 +54,15 @@ class EvalStopCallback(FeedViews, Callback):
         monitor: the logged metric (``self.log("val_score", ...)``), as ``EarlyStopping``'s
             ``monitor``.
         mode: ``"max"`` or ``"min"``; None (default): the direction of the metric's name
-            (``"min"`` for a loss, error, WER or perplexity, else ``"max"``, spec ``MON-13``).
+            (a table of known names, spec ``MON-13``; an unknown name raises asking for it).
         k: stop at the k-th consecutive decline; give ``k`` or ``detector``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead.
         stop_file: stop cleanly once this file exists (``evalstop watch``'s marker).
+        strict: a validation without the metric raises ``MissingMetricError`` naming the
+            logged ones (default True, as ``EarlyStopping``: a misspelt name must not train to
+            the end silently); spec ``ADP-15``.
+        check_finite: a NaN or infinite value stops training at once, keeping the best
+            checkpoint so far (default True, as ``EarlyStopping``).
 
     Raises:
         ImportError: lightning is not installed.
@@ -70,10 +75,14 @@ class EvalStopCallback(FeedViews, Callback):
         k: int | None = None,
         detector: Detector[Any] | None = None,
         stop_file: str | os.PathLike[str] | None = None,
+        *,
+        strict: bool = True,
+        check_finite: bool = True,
     ) -> None:
         # Arguments are checked before the base class, so without Lightning too (ADP-14).
         check_name("monitor", monitor)
-        feed = MetricFeed(monitor, "auto" if mode is None else mode, k, detector)
+        direction = "auto" if mode is None else mode
+        feed = MetricFeed(monitor, direction, k, detector, strict=strict, check_finite=check_finite)
         stop_path = check_path("stop_file", stop_file)
         super().__init__()
         self._feed = feed

@@ -42,6 +42,8 @@ class EvalStopPruner(BasePruner):
         k: stop at the k-th consecutive decline; give ``k`` or ``detector`` (default: the
             monitor's default rule).
         detector: any :class:`~evalstop.core.detectors.Detector` instead.
+        check_finite: a NaN or infinite reported value prunes the trial at once (default True,
+            as Optuna's own pruners prune a NaN); spec ``ADP-15``.
 
     Raises:
         ImportError: optuna is not installed.
@@ -52,12 +54,16 @@ class EvalStopPruner(BasePruner):
         mode: Mode | None = None,
         k: int | None = None,
         detector: Detector[Any] | None = None,
+        *,
+        check_finite: bool = True,
     ) -> None:
         # Arguments are checked before the base class, so without optuna too (ADP-14).
         if mode not in (None, "max", "min"):
             raise ValueError(f"mode must be 'max', 'min' or None, got {mode!r}")
-        MetricFeed(_METRIC, "max", k, detector)  # checks k and detector now, not at a trial
+        # Checks k, detector and the flag now, not at a trial.
+        MetricFeed(_METRIC, "max", k, detector, check_finite=check_finite)
         super().__init__()
+        self._check_finite = check_finite
         self._mode = mode
         self._k = k
         self._detector = detector
@@ -73,7 +79,8 @@ class EvalStopPruner(BasePruner):
         self, study: optuna.study.Study, trial: optuna.trial.FrozenTrial
     ) -> MonitorVerdict | None:
         """The rule's verdict on the trial's reported values, or None before the first."""
-        feed = MetricFeed(_METRIC, self._mode_of(study), self._k, self._detector)
+        mode = self._mode_of(study)
+        feed = MetricFeed(_METRIC, mode, self._k, self._detector, check_finite=self._check_finite)
         verdict: MonitorVerdict | None = None
         for step in sorted(trial.intermediate_values):
             verdict = feed.feed(_RUN, step, {_METRIC: trial.intermediate_values[step]})

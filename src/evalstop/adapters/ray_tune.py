@@ -133,6 +133,10 @@ class EvalStopStopper(_Queries, Stopper):
             ``detector``; with neither, ``NoiseAwareDetector()``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
+        strict: a result without ``metric`` raises ``MissingMetricError`` (default False:
+            Tune's own stoppers skip it); spec ``ADP-15``.
+        check_finite: a NaN or infinite value stops the trial at once (default False, as
+            Tune's stoppers).
 
     A result without ``metric`` is not an evaluation and never stops the trial; a NaN or
     infinite value is skipped by the rule (spec ``ADP-3``). ``stop_all()`` is always False:
@@ -150,9 +154,12 @@ class EvalStopStopper(_Queries, Stopper):
         detector: Detector[Any] | None = None,
         *,
         step_key: str = STEP_KEY,
+        strict: bool = False,
+        check_finite: bool = False,
     ) -> None:
         # Arguments are checked before the base class, so without Ray too (spec ADP-14).
-        trials = _Trials(MetricFeed(metric, mode, k, detector), check_name("step_key", step_key))
+        feed = MetricFeed(metric, mode, k, detector, strict=strict, check_finite=check_finite)
+        trials = _Trials(feed, check_name("step_key", step_key))
         super().__init__()
         self._fixed = trials
 
@@ -180,6 +187,8 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
             ``detector``; with neither, ``NoiseAwareDetector()``.
         detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
+        strict: as :class:`EvalStopStopper`'s (default False; Tune's own metric check stays).
+        check_finite: as :class:`EvalStopStopper`'s (default False).
 
     Trials are run in submission order, as by ``FIFOScheduler``; every result goes to the
     same rule as :class:`EvalStopStopper` (spec ``ADP-6``). Tune checks that every result
@@ -197,12 +206,16 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
         detector: Detector[Any] | None = None,
         *,
         step_key: str = STEP_KEY,
+        strict: bool = False,
+        check_finite: bool = False,
     ) -> None:
         # Arguments are checked before the base class, so without Ray too (spec ADP-14): the
         # feed is built at the first result, but a throwaway one checks k and detector now.
         if mode not in (None, "max", "min"):
             raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
-        MetricFeed("metric" if metric is None else metric, "max", k, detector)
+        name = "metric" if metric is None else metric
+        MetricFeed(name, "max", k, detector, strict=strict, check_finite=check_finite)
+        self._strict, self._check_finite = strict, check_finite
         check_name("step_key", step_key)
         super().__init__()  # type: ignore[no-untyped-call, unused-ignore]  # Ray's is unannotated
         self._metric: str | None = metric
@@ -231,7 +244,15 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
         if self._state is None:
             if not self._metric:
                 raise ValueError("EvalStopScheduler needs a metric: metric= or TuneConfig")
-            feed = MetricFeed(self._metric, self._mode or "auto", self._k, self._detector)
+            mode = self._mode or "auto"
+            feed = MetricFeed(
+                self._metric,
+                mode,
+                self._k,
+                self._detector,
+                strict=self._strict,
+                check_finite=self._check_finite,
+            )
             self._state = _Trials(feed, self._step_key)
         return self._state
 

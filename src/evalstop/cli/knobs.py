@@ -11,7 +11,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_knobs", "knobs"]
+from evalstop.core.detectors import Detector
+from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.core.registry import make_detector
+
+__all__ = ["add_knobs", "build_detector", "knobs"]
+
+_DEFAULTS = NoiseAwareDetector()
 
 
 def add_knobs(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +27,9 @@ def add_knobs(parser: argparse.ArgumentParser) -> None:
         "--min-delta", type=float, help="a drop must also exceed this, in the metric's units (0)"
     )
     group.add_argument(
-        "--warmup-evals", type=int, help="no stop before this many valid evaluations (4)"
+        "--warmup-evals",
+        type=int,
+        help=f"no stop before this many valid evaluations ({_DEFAULTS.warmup_evals})",
     )
     group.add_argument("--warmup-steps", type=int, help="no stop before this step (0)")
     group.add_argument(
@@ -38,3 +46,21 @@ def knobs(args: argparse.Namespace) -> dict[str, Any]:
         "baseline": args.baseline,
     }
     return {name: value for name, value in given.items() if value is not None}
+
+
+def build_detector(
+    name: str | None, k: int | None, given: dict[str, Any], **options: Any
+) -> Detector[Any] | None:
+    """The detector ``replay`` and ``watch`` use, by one rule (``RPL-10``, ``WCH-2``).
+
+    None (the monitor's default) when neither ``--detector``, ``--k`` nor a knob is given; a
+    knob without ``--detector`` and ``--k`` builds ``noise-aware``; ``--k`` alone ``evalstop``.
+
+    Raises:
+        ValueError: a bad parameter, or a knob the detector does not take.
+    """
+    if name is None and k is None and not given:
+        return None
+    if name is None:
+        name = "noise-aware" if given and k is None else "evalstop"
+    return make_detector(name, **({} if k is None else {"k": k}), **given, **options)

@@ -16,12 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from evalstop.cli.errors import CliError
-from evalstop.cli.knobs import add_knobs, knobs
-from evalstop.core.registry import DETECTOR_NAMES, make_detector
+from evalstop.cli.knobs import add_knobs, build_detector, knobs
+from evalstop.core.registry import DETECTOR_NAMES
 from evalstop.experiments.tables import format_table
+from evalstop.live.direction import UnknownDirectionError
+from evalstop.live.monitor import Monitor
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
 from evalstop.traces.replay import ReplayResult, replay
 from evalstop.traces.tensorboard import tensorboard_runs
+from evalstop.watch.folders import run_sources
+from evalstop.watch.follow import latest_trainer_state
 
 __all__ = ["add_arguments", "parse_where", "render", "run"]
 
@@ -29,21 +33,23 @@ __all__ = ["add_arguments", "parse_where", "render", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="training logs to replay")
     parser.add_argument("--metric", metavar="KEY", help="metric to replay (default: the only one)")
-    parser.add_argument("--k", type=int, default=2, help="declines that trigger evalstop (2)")
+    parser.add_argument(
+        "--k", type=int, help="declines that trigger evalstop (given alone: --detector evalstop)"
+    )
     parser.add_argument(
         "--mode",
         choices=("auto", "max", "min"),
         default="auto",
-        help="auto (default): min for a metric named like a loss, error, WER or perplexity, "
-        "else max; max: higher is better; min: lower is better, a rise is a decline",
+        help="auto (default): from the metric's name (min for a loss, error, mse, mae, nll, "
+        "perplexity, wer, kl, ...; max for an accuracy, f1, auc, reward, score, ...; another "
+        "name is an error asking for the mode); max: higher is better; min: lower is better",
     )
     parser.add_argument(
         "--detector",
         choices=DETECTOR_NAMES,
-        default="evalstop",
         help="evalstop (k declines), noise-aware (a drop beyond the run's own noise), "
         "lossplateau (patience 3), never, or stopat (fixed fraction of the run; replay knows "
-        "each run's length) (default evalstop)",
+        "each run's length) (default: the monitor's, as for watch; --k alone: evalstop)",
     )
     parser.add_argument(
         "--fraction", type=float, default=0.65, help="progress at which stopat fires (0.65)"
@@ -139,8 +145,28 @@ def _side(args: argparse.Namespace, path: str, given: str | None, default: str) 
         return None
 
 
+def _run_logs(folder: Path) -> list[str]:
+    """The logs ``evalstop watch`` reads in a run folder (``WCH-1``'s precedence), else those
+    of each of its sub-folders (a folder of runs, as ``watch DIR`` takes); empty for none."""
+    try:
+        found = _logs_of(folder)
+        if found:
+            return found
+        return [log for sub in sorted(folder.iterdir()) if sub.is_dir() for log in _logs_of(sub)]
+    except OSError:
+        return []  # the reader reports the folder itself
+
+
+def _logs_of(folder: Path) -> list[str]:
+    state = latest_trainer_state(folder)
+    if state is not None:
+        return [str(state)]
+    return [source.key for source in run_sources(folder, "-") if source.key != str(folder)]
+
+
 def _expand(paths: list[str], fmt: str | None) -> list[str]:
-    """Each PATH, a TensorBoard log directory replaced by its runs (spec ``RPL-1``)."""
+    """Each PATH, a TensorBoard log directory replaced by its runs, a run folder by the logs
+    ``watch`` reads in it, a folder of runs by each run's (spec ``RPL-1``, ``RPL-10``)."""
     expanded: list[str] = []
     for path in paths:
         folder = Path(path)
@@ -149,8 +175,11 @@ def _expand(paths: list[str], fmt: str | None) -> list[str]:
         except OSError:  # e.g. a name too long: the reader reports it
             is_dir = False
         runs = tensorboard_runs(folder) if is_dir and fmt in (None, "tensorboard") else []
+        logs = _run_logs(folder) if is_dir and not runs and fmt is None else []
         if runs and runs != [folder]:
             expanded.extend(str(run) for run in runs)
+        elif logs:
+            expanded.extend(logs)
         else:
             expanded.append(path)
     return expanded
@@ -189,15 +218,17 @@ def render(results: list[ReplayResult]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.k < 1:
+    if args.k is not None and args.k < 1:
         raise CliError(f"--k must be >= 1, got {args.k}")
     if not 0.0 < args.fraction <= 1.0:
         raise CliError(f"--fraction must be in (0, 1], got {args.fraction}")
     parse_where(args.where)
     try:
-        detector = make_detector(args.detector, k=args.k, fraction=args.fraction, **knobs(args))
+        detector = build_detector(args.detector, args.k, knobs(args), fraction=args.fraction)
     except ValueError as error:
         raise CliError(str(error)) from None
+    if detector is None:
+        detector = Monitor().detector  # the default of watch and of every entry point
     traces = [
         (
             _read(args, path, args.metric),
@@ -219,7 +250,10 @@ def run(args: argparse.Namespace) -> int:
                 "judges it by its eval-only fallback (spec SIG-8)",
                 file=sys.stderr,
             )
-    results = [replay(trace, detector, args.mode, *sides) for trace, *sides in traces]
+    try:
+        results = [replay(trace, detector, args.mode, *sides) for trace, *sides in traces]
+    except UnknownDirectionError as error:
+        raise CliError(f"--metric: {error}") from None
     if args.json:
         payload: Any = [r.to_json_dict() for r in results]
         if len(payload) == 1:

@@ -24,11 +24,10 @@ from types import FrameType
 from typing import Any, get_args
 
 from evalstop.cli.errors import CliError
-from evalstop.cli.knobs import add_knobs, knobs
+from evalstop.cli.knobs import add_knobs, build_detector, knobs
 from evalstop.cli.watch_slurm import add_slurm_arguments, slurm_runs
-from evalstop.core.detectors import Detector
-from evalstop.core.registry import LIVE_DETECTORS, make_detector
-from evalstop.live.direction import ModeChoice
+from evalstop.core.registry import LIVE_DETECTORS
+from evalstop.live.direction import ModeChoice, UnknownDirectionError
 from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
 from evalstop.watch.folders import FolderRuns
@@ -140,15 +139,10 @@ def _check(args: argparse.Namespace) -> list[Path]:
 
 def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
     """The monitor factory: the options given, the monitor's own defaults for the others."""
-    detector: Detector[Any] | None = None
-    given = knobs(args)
-    if args.detector is not None or args.k is not None or given:
-        default = "noise-aware" if given and args.k is None else "evalstop"
-        name = default if args.detector is None else args.detector
-        try:
-            detector = make_detector(name, **({} if args.k is None else {"k": args.k}), **given)
-        except ValueError as error:
-            raise CliError(str(error)) from None
+    try:
+        detector = build_detector(args.detector, args.k, knobs(args))
+    except ValueError as error:
+        raise CliError(str(error)) from None
     options: dict[str, Any] = {} if args.mode is None else {"mode": args.mode}
     return lambda: Monitor(detector, metric=args.metric, **options)
 
@@ -192,7 +186,10 @@ def run(args: argparse.Namespace) -> int:
     except CommandError as error:
         raise CliError(str(error)) from None
     new_monitor = _new_monitor(args)
-    template = new_monitor()
+    try:
+        template = new_monitor()
+    except UnknownDirectionError as error:
+        raise CliError(f"--metric: {error}") from None
     settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
     sources = _sources(args, roots)
     stopping = False

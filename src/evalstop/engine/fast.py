@@ -30,7 +30,7 @@ from evalstop.engine.errors import EngineError
 from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
 from evalstop.engine.record import JobRecord, materialize, validate
 from evalstop.engine.simulator import check_policy
-from evalstop.engine.state import JobStatus, SimState, World, check_invariants
+from evalstop.engine.state import JobStatus, Scenario, SimState, check_invariants
 
 __all__ = ["FastSimulator"]
 
@@ -62,7 +62,7 @@ class FastSimulator:
         if total_gpus <= 0:
             raise ValueError(f"total_gpus must be > 0, got {total_gpus}")
         self._jobs: dict[JobId, Job] = {}
-        self.world = World(self._jobs, policy, preemption_overhead)
+        self.world = Scenario(self._jobs, policy, preemption_overhead)
         self._overhead = preemption_overhead
         self._total = self._free = total_gpus
         self._now = 0

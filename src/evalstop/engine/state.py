@@ -128,7 +128,7 @@ class Scenario:
 
 World = Scenario
 """The former name (``evalstop.sim.World`` is a synthetic world): kept, outside ``__all__``, for
-the engine modules under other issues' edits this session (``step``, ``fast``)."""
+the engine module under another issue's edits this session (``step``)."""
 
 
 @attrs.frozen(slots=True)

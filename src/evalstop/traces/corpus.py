@@ -22,11 +22,13 @@ import attrs
 from evalstop.core.detectors import Detector
 from evalstop.core.regret import RunScore
 from evalstop.live.direction import ModeChoice
+from evalstop.live.state import Mode
 from evalstop.traces.model import Order, Trace
 from evalstop.traces.reader import read_trace
 from evalstop.traces.replay import ReplayResult, replay
 
 __all__ = [
+    "GOLD_MODE",
     "MIN_GAIN",
     "MIN_POINTS",
     "RATIO",
@@ -56,6 +58,11 @@ of a percent) has no peak to lose, and its wiggles are not a collapse (``COR-2``
 def default_data_dir() -> Path:
     """The corpus shipped inside the package (``evalstop/data/real_traces``)."""
     return Path(str(resources.files("evalstop") / "data" / "real_traces"))
+
+
+GOLD_MODE: Mode = "max"
+"""The direction of every gold metric of the corpus: each is a held-out reward, accuracy, win
+rate or judge's score (``COR-1``), whatever its column is called (``avg_g``)."""
 
 
 @attrs.frozen(slots=True)

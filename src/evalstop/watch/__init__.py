@@ -8,8 +8,9 @@ directly) and ``traces`` (the log formats), spec ``WCH``:
   of runs (discover them, act on their stops);
 - :mod:`evalstop.watch.watcher`: the :class:`~evalstop.watch.watcher.Watcher` and its loop;
 - :mod:`evalstop.watch.store`: its SQLite state file;
-- :mod:`evalstop.watch.follow` and :mod:`evalstop.watch.folders`: growing log files and run
-  folders; :mod:`evalstop.watch.mlflow`: MLflow runs; :mod:`evalstop.watch.slurm` and
-  :mod:`evalstop.watch.slurm_jobs`: Slurm jobs (spec ``SLM``);
+- :mod:`evalstop.watch.files`, :mod:`evalstop.watch.follow` and :mod:`evalstop.watch.folders`:
+  bounded reading of growing log files, and run folders; :mod:`evalstop.watch.mlflow`: MLflow
+  runs; :mod:`evalstop.watch.slurm` and :mod:`evalstop.watch.slurm_jobs`: Slurm jobs (spec
+  ``SLM``);
 - :mod:`evalstop.watch.actions`: ``--on-stop`` commands, without a shell, off the loop.
 """

@@ -1,15 +1,21 @@
 """Incremental readers for ``evalstop watch``: new evaluations of growing logs (spec ``WCH-1``).
 
-Each reader is a :class:`~evalstop.watch.source.Source`: given the position saved after its last
-read, it reads only what follows and returns the new position, so a watcher never re-reads
-what it folded.
+Each reader is a :class:`~evalstop.watch.source.Source`: given the position saved after its
+last read, it reads only what follows and returns the new position, so a watcher never re-reads
+what it folded. Every reader is bounded against hostile input (``WCH-12``): files are opened
+non-blocking and must be regular (:mod:`evalstop.watch.files`), reads and lines are capped,
+JSON nesting and number length are checked as replay checks them
+(``evalstop.traces.source.parse_json``), and a TensorBoard record's length and a tensor's
+size are checked before anything is allocated.
 
-- JSONL and CSV files grow by appending lines: the position is a byte offset (and, for CSV,
-  the header). Only complete lines (ending in a newline) are read; a partly written last line
-  waits for the next poll.
-- TensorBoard event files grow by appending records: the position is a byte offset; only
-  complete records are read, each checked against its CRC-32C checksums (a mismatch is
-  corruption, reported; a record cut short is the end of a log being written, and waits).
+- JSONL and CSV files grow by appending lines: the position is a
+  :class:`~evalstop.watch.files.Cursor` (byte offset, file identity, fingerprint, last step,
+  and for CSV the header). Only complete lines are read; a partly written last line waits. A
+  rotated, truncated or rewritten file is read again from its first byte, and only its steps
+  after the last one folded count.
+- TensorBoard event files grow by appending records, followed the same way; only complete
+  records are read, each checked against its CRC-32C checksums (a mismatch is corruption,
+  reported; a record cut short is the end of a log being written, and waits).
 - A ``trainer_state.json`` is rewritten whole at each save (in the run folder or in its latest
   ``checkpoint-<step>`` folder): the position is the last step folded, and entries at or
   before it are skipped; the file is parsed again only when its size or time changed.
@@ -22,8 +28,7 @@ from __future__ import annotations
 
 import csv
 import importlib
-import json
-import os
+import math
 import stat
 import struct
 from collections.abc import Iterable, Sequence
@@ -32,11 +37,14 @@ from typing import Any
 
 from evalstop.traces.errors import TraceError
 from evalstop.traces.parse import STEP_CANDIDATES, Bad, parse_step, parse_value
+from evalstop.traces.source import MAX_JSON_BYTES, parse_json
 from evalstop.traces.tensorboard import _checksum
 from evalstop.traces.tfrecord import header_ok
+from evalstop.watch.files import MAX_READ, Cursor, Tail, opened, pread, read_tail
 from evalstop.watch.source import Point, SourceError
 
 __all__ = [
+    "MAX_RECORD",
     "CsvSource",
     "EventFileSource",
     "JsonlSource",
@@ -44,6 +52,10 @@ __all__ = [
     "latest_trainer_state",
     "regular",
 ]
+
+MAX_RECORD = MAX_READ
+"""Largest TensorBoard record read (its length is checked before it is read): a record that
+claims more is a problem line, not a wait for bytes that never come."""
 
 
 def _value(label: str, line: int, metric: str, raw: object) -> float | None:
@@ -64,21 +76,6 @@ def _step(label: str, line: int, cells: dict[str, Any], column: str | None) -> i
         raise SourceError(str(error)) from None
 
 
-def _tail(path: Path, offset: int) -> tuple[bytes, int]:
-    """The complete lines after ``offset`` and the offset after the last of them."""
-    try:
-        with path.open("rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            if size < offset:
-                raise SourceError(f"{path}: the file shrank below the part already read")
-            file.seek(offset)
-            data = file.read()
-    except OSError as error:
-        raise SourceError(f"{path}: cannot read ({error.strerror or error})") from None
-    end = data.rfind(b"\n") + 1
-    return data[:end], offset + end
-
-
 def _decode(path: Path, chunk: bytes) -> list[str]:
     try:
         return chunk.decode("utf-8").splitlines()
@@ -86,8 +83,27 @@ def _decode(path: Path, chunk: bytes) -> list[str]:
         raise SourceError(f"{path}: not UTF-8 text") from None
 
 
+def _json(label: str, text: str, where: str) -> Any:
+    try:
+        return parse_json(label, text, where)
+    except TraceError as error:
+        raise SourceError(str(error)) from None
+
+
+def _keep(
+    points: list[Point], tail: Tail, consumed: int, extra: Any = None
+) -> tuple[list[Point], Any]:
+    """The points, less those at or before the last step folded when the file is read again
+    from its start (rotated, rewritten), and the position after ``consumed`` bytes."""
+    last = tail.start.last
+    if tail.start.offset == 0 and last >= 0:
+        points = [(s, v) for s, v in points if s > last]
+    last = max([last, *(s for s, _ in points)])
+    return points, tail.cursor(consumed, last, extra).to_json()
+
+
 class JsonlSource:
-    """New records of a JSONL file (one JSON object per line); position: byte offset."""
+    """New records of a JSONL file (one JSON object per line); position: a cursor."""
 
     def __init__(self, path: Path, metric: str, step_column: str | None = None) -> None:
         self._path, self._metric, self._step_column = path, metric, step_column
@@ -97,20 +113,16 @@ class JsonlSource:
         return str(self._path)
 
     def read(self, position: Any) -> tuple[Sequence[Point], Any]:
-        offset = 0 if position is None else int(position)
-        chunk, after = _tail(self._path, offset)
+        tail = read_tail(self._path, Cursor.from_json(position), lines=True)
         points: list[Point] = []
-        for number, line in enumerate(_decode(self._path, chunk), 1):
+        for number, line in enumerate(_decode(self._path, tail.data), 1):
             if not line.strip():
                 continue
-            try:
-                cells = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise SourceError(f"{self._path}: a line is not JSON ({error.msg})") from None
+            cells = _json(self.key, line, f"line {number}")
             if not isinstance(cells, dict):
                 raise SourceError(f"{self._path}: a line is not a JSON object")
             self._add(points, number, cells)
-        return points, after
+        return _keep(points, tail, len(tail.data))
 
     def _add(self, points: list[Point], number: int, cells: dict[str, Any]) -> None:
         value = _value(self.key, number, self._metric, cells.get(self._metric))
@@ -121,20 +133,24 @@ class JsonlSource:
 
 
 class CsvSource(JsonlSource):
-    """New rows of a CSV file with a header line; position: ``[byte offset, header]``."""
+    """New rows of a CSV file with a header line; position: a cursor holding the header."""
 
     def read(self, position: Any) -> tuple[Sequence[Point], Any]:
-        offset, header = (0, None) if position is None else (int(position[0]), position[1])
-        chunk, after = _tail(self._path, offset)
+        tail = read_tail(self._path, Cursor.from_json(position), lines=True)
+        header = tail.start.extra
         points: list[Point] = []
-        for number, cells in enumerate(csv.reader(_decode(self._path, chunk)), 1):
-            if not cells or not "".join(cells).strip():
-                continue
-            if header is None:
-                header = [cell.strip() for cell in cells]
-                continue
-            self._add(points, number, dict(zip(header, cells, strict=False)))
-        return points, [after, header]
+        rows = csv.reader(_decode(self._path, tail.data))
+        try:
+            for number, cells in enumerate(rows, 1):
+                if not cells or not "".join(cells).strip():
+                    continue
+                if header is None:
+                    header = [cell.strip() for cell in cells]
+                    continue
+                self._add(points, number, dict(zip(header, cells, strict=False)))
+        except csv.Error as error:
+            raise SourceError(f"{self._path}: not CSV ({error})") from None
+        return _keep(points, tail, len(tail.data), header)
 
 
 _HEADER = struct.Struct("<QI")
@@ -142,8 +158,8 @@ _CRC = 4
 
 
 class EventFileSource:
-    """New scalars of one TensorBoard event file; position: byte offset (``tensorboard``
-    extra needed)."""
+    """New scalars of one TensorBoard event file; position: a cursor (``tensorboard`` extra
+    needed)."""
 
     def __init__(self, path: Path, metric: str) -> None:
         self._path, self._metric = path, metric
@@ -153,27 +169,24 @@ class EventFileSource:
         return str(self._path)
 
     def read(self, position: Any) -> tuple[Sequence[Point], Any]:
-        offset = 0 if position is None else int(position)
-        try:
-            with self._path.open("rb") as file:
-                file.seek(offset)
-                data = file.read()
-        except OSError as error:
-            raise SourceError(f"{self._path}: cannot read ({error.strerror})") from None
+        tail = read_tail(self._path, Cursor.from_json(position), lines=False)
+        data, base = tail.data, tail.start.offset
         event_pb2, tensor_util = _tensorboard(self.key)
         crc = _checksum()
         points: list[Point] = []
         at = 0
         while at + _HEADER.size <= len(data):
             if not header_ok(data[at : at + _HEADER.size], crc):
-                raise self._corrupt(offset + at, "its length's checksum does not match")
+                raise self._corrupt(base + at, "its length's checksum does not match")
             (length, _crc) = _HEADER.unpack_from(data, at)
+            if length > MAX_RECORD:
+                raise self._corrupt(base + at, f"it claims {length} bytes (limit {MAX_RECORD})")
             end = at + _HEADER.size + length + _CRC
             if end > len(data):
                 break  # the incomplete end of a log being written: wait for the rest
             payload = data[at + _HEADER.size : end - _CRC]
             if crc(payload) != struct.unpack_from("<I", data, end - _CRC)[0]:
-                raise self._corrupt(offset + at, "its data's checksum does not match")
+                raise self._corrupt(base + at, "its data's checksum does not match")
             event = event_pb2.Event()
             try:
                 event.ParseFromString(payload)
@@ -181,7 +194,7 @@ class EventFileSource:
                 raise SourceError(f"{self._path}: a broken event record ({error})") from None
             points.extend(self._scalars(event, tensor_util))
             at = end
-        return points, offset + at
+        return _keep(points, tail, at)
 
     def _corrupt(self, at: int, what: str) -> SourceError:
         return SourceError(f"{self._path}: record at byte {at}: {what}; the file is corrupt")
@@ -195,10 +208,17 @@ class EventFileSource:
             kind = value.WhichOneof("value")
             if kind == "simple_value":
                 yield int(event.step), float(value.simple_value)
-            elif kind == "tensor":
+            elif kind == "tensor" and _one_element(value.tensor):
                 array = tensor_util.make_ndarray(value.tensor)
                 if array.size == 1 and array.dtype.kind in "fiu":
                     yield int(event.step), float(array.reshape(()))
+
+
+def _one_element(tensor: Any) -> bool:
+    """A tensor whose shape holds one element: checked before any array is made, so a tensor
+    claiming gigabytes is skipped, never allocated."""
+    sizes = [int(dim.size) for dim in tensor.tensor_shape.dim]
+    return all(size == 1 for size in sizes) and math.prod(sizes) == 1
 
 
 def _tensorboard(label: str) -> tuple[Any, Any]:
@@ -228,13 +248,17 @@ class TrainerStateSource:
         path = latest_trainer_state(self._folder)
         if path is None:
             return [], position
-        try:
-            info = path.stat()
+        with opened(path) as (fd, info):
             if (info.st_size, info.st_mtime_ns) == (size, mtime):
                 return [], position
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise SourceError(f"{path}: cannot read a trainer state ({error})") from None
+            if info.st_size > MAX_JSON_BYTES:
+                raise SourceError(f"{path}: over the {MAX_JSON_BYTES} byte limit of a JSON file")
+            raw = pread(path, fd, info.st_size, 0)
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise SourceError(f"{path}: not UTF-8 text") from None
+        data = _json(str(path), text, "line 1")
         history = data.get("log_history") if isinstance(data, dict) else None
         if not isinstance(history, list):
             raise SourceError(f"{path}: expected an object whose log_history is a list")

@@ -4,7 +4,9 @@
 default or on an existing cluster at ``address``; results come back in plan order, so
 ``results.json`` is byte for byte the process pool's (``RAY-1``). Ray is an optional extra
 (``pip install 'evalstop[ray]'``): it is imported only here and only when asked for, and a
-missing Ray or an unreachable cluster is a :class:`BackendError` of one line (``RAY-2``).
+missing Ray or an unreachable cluster is a :class:`BackendError` of one line (``RAY-2``). A
+task whose worker dies is retried by Ray itself (:data:`TASK_RETRIES` times); a task still lost
+after that, or a cluster lost mid-run, is a :class:`BackendError` of one line too (``RAY-3``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import attrs
 
 from evalstop.core.errors import EvalStopError
 
-__all__ = ["CONNECT_TIMEOUT", "Backend", "BackendError", "RayBackend"]
+__all__ = ["CONNECT_TIMEOUT", "TASK_RETRIES", "Backend", "BackendError", "RayBackend"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -25,6 +27,11 @@ R = TypeVar("R")
 CONNECT_TIMEOUT = 5.0
 """Seconds to wait for a Ray cluster's port before saying it is unreachable (Ray itself would
 retry for minutes)."""
+
+
+TASK_RETRIES = 3
+"""Times Ray runs a task again when its worker process or node dies (Ray's ``max_retries``;
+an exception raised by the simulation itself is a bug and is not retried)."""
 
 
 class BackendError(EvalStopError, RuntimeError):
@@ -97,10 +104,25 @@ class RayBackend:
                 where = self.address or "a local Ray instance"
                 raise BackendError(f"cannot start or join {where}: {error}") from None
         try:
-            task = ray.remote(num_cpus=1, max_retries=0)(fn)
+            task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(fn)
             refs = [task.remote(item) for item in items]
             for ref in refs:
-                yield ray.get(ref)
+                yield _get(ray, ref, self.address)
         finally:
             if started:
                 ray.shutdown()
+
+
+def _get(ray: Any, ref: Any, address: str | None) -> Any:
+    """The task's result; a lost worker or cluster (after Ray's retries) is one line."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError:
+        raise  # the simulation's own exception: a bug, with its traceback
+    except ray.exceptions.RayError as error:
+        where = address or "the local Ray instance"
+        first = (str(error).strip().splitlines() or [""])[0][:200]
+        raise BackendError(
+            f"Ray lost a task on {where} after {TASK_RETRIES} retries "
+            f"({type(error).__name__}: {first})"
+        ) from None

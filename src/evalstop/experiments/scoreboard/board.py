@@ -45,7 +45,13 @@ from evalstop.experiments.tables import format_table, pct
 from evalstop.sim.detection import fold_job, job_run_score, job_views
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import WORLDS
-from evalstop.traces.corpus import catalogue, default_data_dir, read_label, score_curve
+from evalstop.traces.corpus import (
+    GOLD_MODE,
+    catalogue,
+    default_data_dir,
+    read_label,
+    score_curve,
+)
 from evalstop.traces.reader import read_trace
 
 __all__ = [
@@ -166,7 +172,7 @@ def real_scores(
         label = read_label(gold, proxy, source.scale).label
         if label != "unlabelled":
             collapsing = label == "hacking"
-            scored = score_curve(gold, detector, collapsing, scale=source.scale, proxy=proxy)
+            scored = score_curve(gold, detector, collapsing, GOLD_MODE, source.scale, proxy=proxy)
             corpus.append(scored[0])
     extra: list[RunScore] = []
     if healthy is not None:

@@ -29,7 +29,13 @@ from evalstop.experiments.tradeoff.sweep import (
     frontier,
     nearest_goal,
 )
-from evalstop.traces.corpus import catalogue, default_data_dir, read_label, score_curve
+from evalstop.traces.corpus import (
+    GOLD_MODE,
+    catalogue,
+    default_data_dir,
+    read_label,
+    score_curve,
+)
 
 __all__ = ["Miss", "diagnose", "real_misses", "render"]
 
@@ -101,7 +107,7 @@ def real_misses(data: Path | None = None) -> tuple[Miss, ...]:
         gold = source.read(data, source.gold)
         if read_label(gold, source.read(data, source.proxy), source.scale).label != "hacking":
             continue
-        score, result = score_curve(gold, rule, collapsing=True)
+        score, result = score_curve(gold, rule, collapsing=True, mode=GOLD_MODE)
         if not score.stopped:
             sign = 1.0 if result.mode == "max" else -1.0
             values = [sign * v for v in gold.values]
