@@ -12,7 +12,8 @@ Layout (each layer imports only the layers above it; ``tests/repo/test_layers.py
   and replaying them.  ``adapters/``: Ray Tune, Hugging Face, Optuna, Lightning.
 - ``watch/``: the ``evalstop watch`` sidecar (runs, their sources, the state file, actions),
   above ``live`` and ``traces``.
-- ``experiments/``: the paper's experiments, tables and plots.  ``gym/``: real policy-gradient
+- ``experiments/``: the paper's experiments, the scoreboard (its gym track reads ``gym``),
+  tables and plots.  ``gym/``: real policy-gradient
   runs against a fitted proxy, with their exact gold truth (imports ``core`` only).
   ``cli/``: the ``evalstop`` command.
 

@@ -187,6 +187,7 @@ def test_bnd1_jobview_fields_are_the_observable_ones() -> None:
         "loss",
         "proxy_reward",
         "estimated_progress",
+        "kl",
     }
     for cls in (JobView, CheckpointView, Verdict, ClusterView):
         assert not {a.name for a in attrs.fields(cls)} & HIDDEN_NAMES

@@ -109,3 +109,16 @@ def test_rgt5_the_floor_only_caps_tiny_gains(gain: float, lost: float) -> None:
     run = RunScore(False, regret, False, gain=gain, lost=lost)
     assert run.floored_regret == pytest.approx(lost / max(gain, GAIN_FLOOR))
     assert run.floored_regret <= regret * (1 + 1e-9)
+
+
+def test_rgt7_share_of_runs_over_five_percent() -> None:
+    """RGT-7: regrets 0, 0.05 (not over), 0.06 (a harmful stop) and 1 (a missed collapse):
+    2 of 4 runs exceed 5% of their gain; no runs is NaN."""
+    runs = [
+        RunScore(stopped=False, regret=0.0, collapsing=False),
+        RunScore(stopped=True, regret=0.05, collapsing=False),
+        RunScore(stopped=True, regret=0.06, collapsing=False),
+        RunScore(stopped=False, regret=1.0, collapsing=True),
+    ]
+    assert summarize_runs(runs).over_share == 0.5
+    assert math.isnan(summarize_runs([]).over_share)

@@ -23,7 +23,7 @@ HEALTHY = Path(__file__).resolve().parents[1] / "data" / "healthy-supervised"
 
 @pytest.fixture(scope="module")
 def board() -> scoreboard.Scoreboard:
-    return run_scoreboard(jobs=24, healthy=HEALTHY)
+    return run_scoreboard(jobs=24, healthy=HEALTHY, gym_runs=0)
 
 
 def test_scb1_every_detector_world_noise_and_density(board: scoreboard.Scoreboard) -> None:
@@ -47,7 +47,7 @@ def test_scb2_json_and_table_are_deterministic(board: scoreboard.Scoreboard) -> 
     payload = to_json(board)
     text = json.dumps(payload, allow_nan=False)
     assert json.loads(text)["cells"][0]["detector"] == SCOREBOARD_DETECTORS[0]
-    assert to_json(run_scoreboard(jobs=24, healthy=HEALTHY)) == payload
+    assert to_json(run_scoreboard(jobs=24, healthy=HEALTHY, gym_runs=0)) == payload
     table = render(board)
     assert "real RLHF" in table and "healthy" in table and "noise-aware" in table
     header = table.splitlines()[1].split()
@@ -63,7 +63,8 @@ def test_scb3_scb4_command_writes_json_and_png_and_rejects_bad_input(
     import evalstop.cli.detectors as command
 
     def small(**kwargs: Any) -> scoreboard.Scoreboard:
-        return run_scoreboard(jobs=12, **{k: v for k, v in kwargs.items() if k != "quick"})
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("quick", "gym_runs")}
+        return run_scoreboard(jobs=12, gym_runs=0, **kwargs)
 
     monkeypatch.setattr(command, "run_scoreboard", small)
     assert main(["detectors", "--quick", "--out", str(tmp_path)]) == 0

@@ -23,7 +23,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "traces": frozenset({"core", "live", "traces"}),
     "adapters": frozenset({"core", "live", "traces", "adapters"}),
     "watch": frozenset({"core", "live", "traces", "watch"}),
-    "experiments": frozenset({"core", "engine", "sim", "live", "traces", "experiments"}),
+    "experiments": frozenset({"core", "engine", "sim", "live", "traces", "gym", "experiments"}),
     "gym": frozenset({"core", "gym"}),
 }
 """Layer -> the layers it may import. ``cli`` and the package root may import every layer."""

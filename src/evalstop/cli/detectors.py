@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="workload seed (1)")
     parser.add_argument(
+        "--gym-runs",
+        type=int,
+        default=None,
+        help="runs of the gym's test split to score (500; 50 with --quick; 0: no gym track)",
+    )
+    parser.add_argument(
         "--data",
         type=Path,
         help="folder of real RLHF curves laid out as the corpus (default: the package's copy)",
@@ -43,13 +49,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise CliError(f"--seed must be >= 0, got {args.seed}")
+    if args.gym_runs is not None and not 0 <= args.gym_runs <= 10_000:
+        raise CliError(f"--gym-runs must be between 0 and 10000, got {args.gym_runs}")
     for option, folder in (("--data", args.data), ("--healthy", args.healthy)):
         if folder is not None and not folder.is_dir():
             raise CliError(f"{option}: {folder} is not a folder")
     output = OutputDir(args.out, "--out", ("scoreboard.json", "scoreboard.png"))
     try:
         board = run_scoreboard(
-            quick=args.quick, seed=args.seed, data=args.data, healthy=args.healthy
+            quick=args.quick,
+            seed=args.seed,
+            data=args.data,
+            healthy=args.healthy,
+            gym_runs=args.gym_runs,
         )
     except (ValueError, OSError) as error:
         raise CliError(str(error)) from None

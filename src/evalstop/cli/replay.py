@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="metric lossplateau watches (default: the replayed metric itself)",
     )
+    _add_side_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _add_side_options(parser: argparse.ArgumentParser) -> None:
+    """``--proxy-metric`` and ``--kl-metric`` (``SIG-10``)."""
+    parser.add_argument(
+        "--proxy-metric",
+        metavar="KEY",
+        help="the proxy reward the divergence detector reads (default: proxy_reward, when the "
+        "log has it)",
+    )
+    parser.add_argument(
+        "--kl-metric",
+        metavar="KEY",
+        help="the KL the kl-budget and divergence detectors read (default: kl, when the log "
+        "has it)",
+    )
 
 
 def parse_where(items: list[str]) -> dict[str, str]:
@@ -108,6 +126,23 @@ def _read(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
         )
     except TraceError as error:
         raise CliError(str(error)) from None
+
+
+def _side(args: argparse.Namespace, path: str, given: str | None, default: str) -> Trace | None:
+    """The side signal ``given`` (an error when missing) or ``default`` (None when missing)."""
+    if given is not None:
+        return _read(args, path, given)
+    try:
+        return read_trace(
+            path,
+            default,
+            format=args.format,
+            step_column=args.step_column,
+            where=parse_where(args.where),
+            order=args.order,
+        )
+    except TraceError:
+        return None
 
 
 def _run_logs(folder: Path) -> list[str]:
@@ -198,11 +233,25 @@ def run(args: argparse.Namespace) -> int:
         (
             _read(args, path, args.metric),
             None if args.loss_metric is None else _read(args, path, args.loss_metric),
+            _side(args, path, args.proxy_metric, "proxy_reward"),
+            _side(args, path, args.kl_metric, "kl"),
         )
         for path in _expand(args.paths, args.format)
     ]
+    for trace, _, proxy, kl in traces:
+        missing = [
+            name
+            for name, side in (("proxy_reward", proxy), ("kl", kl))
+            if side is None and name in getattr(detector, "needs", ())
+        ]
+        if missing:  # SIG-8: said, never silent
+            print(
+                f"evalstop: note: {trace.path}: no {missing[0]} to read; {detector.name} "
+                "judges it by its eval-only fallback (spec SIG-8)",
+                file=sys.stderr,
+            )
     try:
-        results = [replay(trace, detector, args.mode, loss) for trace, loss in traces]
+        results = [replay(trace, detector, args.mode, *sides) for trace, *sides in traces]
     except UnknownDirectionError as error:
         raise CliError(f"--metric: {error}") from None
     if args.json:

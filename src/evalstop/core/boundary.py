@@ -70,6 +70,8 @@ class CheckpointView:
         proxy_reward: the reward model's score (RLHF only; None otherwise).
         estimated_progress: service received over the *estimated* duration, capped at 1: the
             platform's own guess of how far the job is, since the true length is hidden.
+        kl: the KL divergence from the initial policy the run reports (None when it reports
+            none; spec ``SIG-1``).
     """
 
     job_id: JobId
@@ -81,11 +83,12 @@ class CheckpointView:
     loss: float
     proxy_reward: float | None
     estimated_progress: float
+    kl: float | None = None
 
 
 def checkpoint_report(job: Job, index: int, time: int) -> CheckpointView:
     """What checkpoint ``index`` (1-based) of ``job`` reports at ``time`` (``BND-5``): its
-    observation's step, eval score, loss and proxy reward, and the progress the platform
+    observation's step, eval score, loss, proxy reward and KL, and the progress the platform
     estimates from the service received at that checkpoint over the *estimated* duration,
     capped at 1. The reference engine and the offline folds build every report with it. O(1).
     """
@@ -101,6 +104,7 @@ def checkpoint_report(job: Job, index: int, time: int) -> CheckpointView:
         loss=obs.loss,
         proxy_reward=obs.proxy_reward,
         estimated_progress=min(1.0, service / job.spec.estimated_duration),
+        kl=obs.kl,
     )
 
 

@@ -141,6 +141,8 @@ class Observation:
         eval_score: the world-feedback signal: a downstream, held-out evaluation.
         loss: the training loss.
         proxy_reward: the reward model's score (RLHF only; None otherwise).
+        kl: the KL divergence of the policy from its initial policy (RLHF only; None when
+            the run does not report it; spec ``SIG-1``).
 
     Raises:
         ValueError: a negative step.
@@ -150,6 +152,7 @@ class Observation:
     eval_score: float
     loss: float
     proxy_reward: float | None = None
+    kl: float | None = None
 
 
 @attrs.frozen(slots=True)

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from evalstop.core.bocpd import BocpdDetector
 from evalstop.core.detectors import (
     DeclineDetector,
     Detector,
@@ -30,8 +31,11 @@ from evalstop.core.detectors import (
     StopAtProgress,
     Watch,
 )
+from evalstop.core.divergence import DivergenceDetector
 from evalstop.core.errors import UnknownNameError
+from evalstop.core.ewma import EwmaDetector
 from evalstop.core.folds import DeclineFold, decline_folder
+from evalstop.core.kl_budget import KlBudgetDetector
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.noise_fold import NoiseFold, noise_folder
 from evalstop.core.policies import (
@@ -47,6 +51,7 @@ from evalstop.core.policy import Policy
 from evalstop.core.wrapper import EvalStop, evalstop
 
 __all__ = [
+    "DEFAULT_DETECTOR",
     "DETECTORS",
     "DETECTOR_NAMES",
     "DETECTOR_TYPES",
@@ -126,6 +131,8 @@ class DetectorRow:
 
 
 DETECTORS: tuple[DetectorRow, ...] = (
+    DetectorRow("bocpd", BocpdDetector, _by_class(BocpdDetector)),
+    DetectorRow("divergence", DivergenceDetector, _by_class(DivergenceDetector)),
     DetectorRow(
         "evalstop",
         DeclineDetector,
@@ -133,6 +140,8 @@ DETECTORS: tuple[DetectorRow, ...] = (
         frozenset({"min_delta", "warmup_steps"}),
         fold=lambda detector: InPlace(DeclineFold, decline_folder(detector)),
     ),
+    DetectorRow("ewma", EwmaDetector, _by_class(EwmaDetector)),
+    DetectorRow("kl-budget", KlBudgetDetector, _by_class(KlBudgetDetector)),
     DetectorRow(
         "lossplateau", LossPlateau, _by_class(LossPlateau), frozenset({"warmup_steps", "baseline"})
     ),
@@ -148,6 +157,10 @@ DETECTORS: tuple[DetectorRow, ...] = (
 )
 """The built-in detectors, one row each, in name order (to add one, add its row:
 CONTRIBUTING.md, "How to add a detector")."""
+
+DEFAULT_DETECTOR = "divergence"
+"""The one default detector the ``SIG-9`` protocol chose (``docs/scripts/tune_signals.py`` on
+the gym's dev split): the detector the scoreboard compares every other one with (``SCB-9``)."""
 
 DETECTOR_NAMES: tuple[str, ...] = tuple(row.name for row in DETECTORS)
 """Detector names; ``stopat`` also takes a fraction suffix, ``stopat-0.65``."""

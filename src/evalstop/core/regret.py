@@ -143,7 +143,8 @@ class RegretSummary:
     ``stop_regret`` over the stops on collapsing runs; ``saved_share`` is the post-peak
     compute of collapsing runs that stops avoided over all of it; ``delay`` the mean
     evaluations from the peak to the stop over stopped collapsing runs. ``median_regret`` and
-    ``floored_regret`` are the tail-robust views of ``mean_regret`` (``RGT-5``).
+    ``floored_regret`` are the tail-robust views of ``mean_regret`` (``RGT-5``);
+    ``over_share`` the share of runs whose regret exceeds :data:`HARMFUL_REGRET` (``RGT-7``).
     """
 
     runs: int
@@ -162,6 +163,7 @@ class RegretSummary:
     delay: float
     median_regret: float = math.nan
     floored_regret: float = math.nan
+    over_share: float = math.nan
 
 
 def summarize_runs(scores: Iterable[RunScore]) -> RegretSummary:
@@ -191,4 +193,5 @@ def summarize_runs(scores: Iterable[RunScore]) -> RegretSummary:
         delay=_mean([float(r.delay) for r in caught if r.delay is not None]),
         median_regret=_median([r.regret for r in runs]),
         floored_regret=_mean([r.floored_regret for r in runs]),
+        over_share=_share(sum(r.regret > HARMFUL_REGRET for r in runs), len(runs)),
     )

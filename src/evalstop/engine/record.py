@@ -117,6 +117,7 @@ class JobRecord:
             obs.loss,
             obs.proxy_reward,
             progress,
+            obs.kl,
         )
         pairs = zip(self.detectors, self._watches, strict=True)
         self.watches = tuple(observe(detector, watch, view) for detector, watch in pairs)

@@ -57,8 +57,13 @@ SCOREBOARD_DETECTORS: tuple[str, ...] = (
     "lossplateau",
     "stopat",
     "never",
+    "ewma",
+    "divergence",
+    "kl-budget",
+    "bocpd",
 )
-"""Registry names, each at its defaults (``stopat`` at 0.65 of the run)."""
+"""Registry names, each at its defaults (``stopat`` at 0.65 of the run; the last four chosen
+by ``docs/scripts/tune_signals.py``, ``SIG-9``)."""
 
 SCOREBOARD_NOISES: tuple[float | None, ...] = (None, 0.02, 0.05, 0.12)
 """The scoreboard's eval noise levels; None is the world's own (paper 0.02, calibrated 0.106)."""

@@ -163,14 +163,26 @@ def _plain(value: object) -> object:
 
 
 def _rule_to_plain(rule: object) -> object:
+    """A rule state as JSON values: an attrs state field by field (nested states and tuples
+    of numbers too, for the multi-signal detectors' states, ``SIG-7``), a plain value as is."""
     if attrs.has(type(rule)):
         fields = attrs.fields(cast("type[AttrsInstance]", type(rule)))
-        return {f.name: _plain(getattr(rule, f.name)) for f in fields}
+        return {f.name: _rule_to_plain(getattr(rule, f.name)) for f in fields}
+    if isinstance(rule, tuple):
+        return [_plain(item) for item in rule]
     return _plain(rule)
 
 
-def _field_value(kind: type, name: str, hint: object, value: object) -> object:
-    """A rule-state field checked against its annotation (bool, int, float, optional)."""
+def _field_value(kind: type, name: str, hint: object, value: object, template: object) -> object:
+    """A rule-state field checked against its annotation (bool, int, float, optional, a nested
+    state, a tuple of ints or floats)."""
+    if attrs.has(type(template)):
+        return _rule_from_plain(template, value)
+    if typing.get_origin(hint) is tuple:
+        if not isinstance(value, list):
+            raise TypeError(f"{kind.__name__}.{name} must be a list, got {type(value).__name__}")
+        item = typing.get_args(hint)[0]
+        return tuple(_field_value(kind, name, item, v, None) for v in value)
     optional = "None" in str(hint)
     if value is None:
         if optional:
@@ -192,8 +204,16 @@ def _rule_from_plain(template: object, data: object) -> object:
         if not isinstance(data, dict) or set(data) != {f.name for f in fields}:
             raise TypeError(f"detector state must be an object with {[f.name for f in fields]}")
         hints = typing.get_type_hints(kind)
-        values = {f.name: _field_value(kind, f.name, hints[f.name], data[f.name]) for f in fields}
-        return kind(**values)
+        values = {
+            f.name: _field_value(
+                kind, f.name, hints[f.name], data[f.name], getattr(template, f.name)
+            )
+            for f in fields
+        }
+        try:
+            return kind(**values)
+        except ValueError as error:  # a state's own check (equal tuple lengths)
+            raise _bad(str(error)) from None
     if template is None:
         if data is not None:
             raise TypeError(f"detector state must be null, got {data!r}")

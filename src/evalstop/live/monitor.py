@@ -223,6 +223,7 @@ class Monitor:
         estimated_progress: float = _ZERO,
         kind: JobKind = JobKind.RLHF,
         time: int = 0,
+        kl: float | None = None,
     ) -> MonitorVerdict:
         """Fold one evaluation of ``job_id`` and return the verdict (O(1)).
 
@@ -238,16 +239,16 @@ class Monitor:
             and (
                 (
                     loss is _NAN
-                    and proxy_reward is None
+                    and proxy_reward is kl is None
                     and estimated_progress is _ZERO
                     and kind is _RLHF
                     and time is _TIME_ZERO
                 )
-                or ordinary_extras(loss, proxy_reward, estimated_progress, kind, time)
+                or ordinary_extras(loss, proxy_reward, estimated_progress, kind, time, kl)
             )
         ):
-            key, step, score, loss, proxy_reward, estimated_progress, kind, time = checked(
-                key, step, score, loss, proxy_reward, estimated_progress, kind, time
+            key, step, score, loss, proxy_reward, estimated_progress, kind, time, kl = checked(
+                key, step, score, loss, proxy_reward, estimated_progress, kind, time, kl
             )
         job = self._jobs.get(key)
         if job is not None:
@@ -257,7 +258,7 @@ class Monitor:
                 return self._continue(key, step, _STALE_STEP, job)
         fold = self._fold
         if fold is None:
-            extras = (kind, time, loss, proxy_reward, estimated_progress)
+            extras = (kind, time, loss, proxy_reward, estimated_progress, kl)
             job = self._generic(job, key, step, score, extras)
             reason = _COUNTED if _isfinite(score) else _NON_FINITE
         else:  # a built-in rule, in place on the job's record (MON-14)
@@ -267,8 +268,7 @@ class Monitor:
             reason = _COUNTED if fold(job, step, self._sign * score) else _NON_FINITE
         if job.fired_step is not None:
             return self._stop(key, step, reason, job)
-        best = job.best_score
-        best = None if best is None else self._sign * best
+        best = None if (kept := job.best_score) is None else self._sign * kept
         return Continue(key, step, reason, job.evals, job.best_step, best)
 
     def _generic(
@@ -277,10 +277,10 @@ class Monitor:
         key: JobKey,
         step: int,
         score: float,
-        extras: tuple[JobKind, int, float, float | None, float],
+        extras: tuple[JobKind, int, float, float | None, float, float | None],
     ) -> WatchRecord:
         """The generic path: one CheckpointView folded by ``observe`` (spec ``MON-2``)."""
-        kind, time, loss, proxy_reward, progress = extras
+        kind, time, loss, proxy_reward, progress, kl = extras
         if job is None:
             watch = start_watch(self._detector)
             serial, seen = self._next_serial, 0
@@ -288,7 +288,7 @@ class Monitor:
             watch, serial, seen = job.watch, job.serial, job.seen
         # Positional, in field order (MON-2 checks the mapping).
         view = CheckpointView(
-            serial, kind, seen + 1, step, time, self._sign * score, loss, proxy_reward, progress
+            serial, kind, seen + 1, step, time, self._sign * score, loss, proxy_reward, progress, kl
         )
         watch = observe(self._detector, watch, view)
         if isinstance(job, WatchRecord):

@@ -112,12 +112,13 @@ def check_extras(
 
 
 def ordinary_extras(
-    loss: object, proxy: object, progress: object, kind: object, time: object
+    loss: object, proxy: object, progress: object, kind: object, time: object, kl: object = None
 ) -> bool:
     """Exact-type fast check of ``observe``'s keywords; anything else goes to :func:`checked`."""
     return (
         type(loss) is float
         and proxy is None
+        and kl is None
         and type(progress) is float
         and 0.0 <= progress < math.inf
         and type(kind) is JobKind
@@ -135,7 +136,10 @@ def checked(
     progress: object,
     kind: object,
     time: object,
-) -> tuple[JobKey, int, float, float, float | None, float, JobKind, int]:
-    """Every argument of ``observe`` checked and normalised (spec ``MON-1``, ``MON-16``)."""
+    kl: object = None,
+) -> tuple[JobKey, int, float, float, float | None, float, JobKind, int, float | None]:
+    """Every argument of ``observe`` checked and normalised (spec ``MON-1``, ``MON-16``;
+    ``kl`` a real number or None, ``SIG-1``)."""
     extras = check_extras(loss, proxy, progress, kind, time)
-    return (check_key(key), check_step(step), check_score(score), *extras)
+    checked_kl = None if kl is None else check_score(kl, "kl")
+    return (check_key(key), check_step(step), check_score(score), *extras, checked_kl)

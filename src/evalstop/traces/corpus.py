@@ -284,15 +284,17 @@ def score_curve(
     collapsing: bool,
     mode: ModeChoice = "auto",
     scale: float | None = None,
+    proxy: Trace | None = None,
 ) -> tuple[RunScore, ReplayResult]:
     """The regret-first score of ``detector`` on one real curve (spec ``COR-4``).
 
     The curve is replayed (``RPL-9``: a fire at its last point is not a stop); regret is the
     kept checkpoint's (``RGT-1``); compute is steps: the post-peak steps of the curve run to its
     end, and those a stop avoids. With the metric's full ``scale`` the score also carries the
-    run's gain and the kept checkpoint's loss in its units (``RGT-5``).
+    run's gain and the kept checkpoint's loss in its units (``RGT-5``). ``proxy``, when given,
+    is the curve's proxy reward, which the replay's reports carry (``SIG-10``).
     """
-    result = replay(trace, detector, mode)
+    result = replay(trace, detector, mode, proxy=proxy)
     sign = 1.0 if result.mode == "max" else -1.0
     finite = [
         (s, sign * v) for s, v in zip(trace.steps, trace.values, strict=True) if math.isfinite(v)

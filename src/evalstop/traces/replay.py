@@ -123,11 +123,52 @@ def _kept(
     return kept_step, kept_value, relative, stop_class
 
 
+def _at_steps(trace: Trace, side: Trace | None) -> list[float | None]:
+    """``side``'s value at each step of ``trace`` (None where it has none or is not finite)."""
+    if side is None:
+        return [None] * len(trace.steps)
+    by_step = dict(zip(side.steps, side.values, strict=True))
+    values = [by_step.get(step) for step in trace.steps]
+    return [v if v is not None and math.isfinite(v) else None for v in values]
+
+
+def _feed(
+    monitor: Monitor, trace: Trace, losses: list[float], proxy: Trace | None, kl: Trace | None
+) -> tuple[int | None, int | None, float | None, int, bool]:
+    """Feed ``trace`` to ``monitor`` up to its stop: ``(stop step, best step, best value,
+    evaluations, fired at the last step)``."""
+    last = trace.last_step
+    best_step: int | None = None
+    best_value: float | None = None
+    evals = 0
+    sides = zip(_at_steps(trace, proxy), _at_steps(trace, kl), strict=True)
+    for step, value, loss_value, (proxy_value, kl_value) in zip(
+        trace.steps, trace.values, losses, sides, strict=True
+    ):
+        progress = step / last if last > 0 else 1.0
+        verdict = monitor.observe(
+            _JOB,
+            step,
+            value,
+            loss=loss_value,
+            estimated_progress=progress,
+            proxy_reward=proxy_value,
+            kl=kl_value,
+        )
+        best_step, best_value, evals = verdict.best_step, verdict.best_score, verdict.evals
+        if verdict.stopped:
+            at_end = verdict.step == last
+            return None if at_end else verdict.step, best_step, best_value, evals, at_end
+    return None, best_step, best_value, evals, False
+
+
 def replay(
     trace: Trace,
     detector: Detector[Any] | None = None,
     mode: ModeChoice = "auto",
     loss: Trace | None = None,
+    proxy: Trace | None = None,
+    kl: Trace | None = None,
 ) -> ReplayResult:
     """Run ``detector`` (default ``DeclineDetector(k=2)``, the paper's rule) over ``trace``.
 
@@ -135,27 +176,16 @@ def replay(
     ``mode`` is the direction used. Each checkpoint reports the trace value as its eval score,
     ``step / last_step`` as its estimated progress, and as its loss the value of ``loss`` at
     the same step (NaN where it has none) or, without ``loss``, the score turned
-    lower-is-better, so ``lossplateau`` watches the metric itself (spec ``RPL-4``). A fire at
-    the trace's last step is not a stop: the run ends there anyway (``RPL-9``).
+    lower-is-better, so ``lossplateau`` watches the metric itself (spec ``RPL-4``); its proxy
+    reward and KL are ``proxy``'s and ``kl``'s values at the same step (None where they have
+    none; ``SIG-10``). A fire at the trace's last step is not a stop: the run ends there anyway
+    (``RPL-9``).
     """
     direction = resolve_mode(mode, trace.metric)
     monitor = Monitor(DeclineDetector() if detector is None else detector, direction)
     last = trace.last_step
-    stop_step: int | None = None
-    best_step: int | None = None
-    best_value: float | None = None
-    fired_at_end = False
-    evals = 0
-    for step, value, loss_value in zip(
-        trace.steps, trace.values, _losses(trace, loss, direction), strict=True
-    ):
-        progress = step / last if last > 0 else 1.0
-        verdict = monitor.observe(_JOB, step, value, loss=loss_value, estimated_progress=progress)
-        best_step, best_value, evals = verdict.best_step, verdict.best_score, verdict.evals
-        if verdict.stopped:
-            fired_at_end = verdict.step == last
-            stop_step = None if fired_at_end else verdict.step
-            break
+    losses = _losses(trace, loss, direction)
+    stop_step, best_step, best_value, evals, fired_at_end = _feed(monitor, trace, losses, proxy, kl)
     best_index = trace.best_index(direction)
     curve_best = trace.values[best_index]
     kept_step, kept_value, relative, stop_class = _kept(

@@ -5,12 +5,16 @@
 - the simulator: both worlds (``paper``, ``calibrated``), each noise level of
   :data:`~evalstop.experiments.grid.SCOREBOARD_NOISES` and 10, 20 and 40 evaluations per run,
   folding every job's reports exactly as EvalStop sees them (``RGT-4``);
-- the real RLHF corpus the package ships (``COR``), and optionally a folder of healthy curves
-  (every numeric column of every CSV, each scored as a healthy run),
+- the real RLHF corpus the package ships (``COR``; each curve's proxy metric beside it), and
+  optionally a folder of healthy curves (every numeric column of every CSV, each scored as a
+  healthy run);
+- the gym's test split (``SCB-10``, :mod:`~evalstop.experiments.scoreboard.gym`),
 
-and reports recall, harmful and benign stops, mean regret, the post-peak compute saved and the
-delay of each (``RGT-3``), plus the trade-off of the noise-aware detector's ``z`` at the goal
-cells. No parameter is chosen here: this module only measures.
+and reports recall, harmful and benign stops (with Wilson intervals), mean, median and
+gain-floored regret and the share of runs over 5% (``RGT-7``), the post-peak compute saved and
+the delay of each (``RGT-3``), each detector against the default with paired tests
+(``SCB-9``), plus the trade-off of the noise-aware detector's ``z`` at the goal cells. No
+parameter is chosen here: this module only measures.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import attrs
 from evalstop.core.detectors import Detector
 from evalstop.core.model import JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.registry import make_detector
+from evalstop.core.registry import DEFAULT_DETECTOR, make_detector
 from evalstop.core.regret import RegretSummary, RunScore, summarize_runs
 from evalstop.experiments.grid import (
     DENSITIES,
@@ -35,6 +39,8 @@ from evalstop.experiments.grid import (
     TRADEOFF_Z,
     goal_noise,
 )
+from evalstop.experiments.scoreboard.gym import GYM_RUNS, gym_runs, gym_scores
+from evalstop.experiments.significance import ALPHA, Comparison, compare, intervals
 from evalstop.experiments.tables import format_table, pct
 from evalstop.sim.detection import fold_job, job_run_score, job_views
 from evalstop.sim.workload import WorkloadConfig, generate
@@ -51,6 +57,8 @@ from evalstop.traces.reader import read_trace
 __all__ = [
     "Cell",
     "Scoreboard",
+    "compared",
+    "gym_cells",
     "real_scores",
     "render",
     "run_scoreboard",
@@ -62,7 +70,9 @@ __all__ = [
 
 @attrs.frozen(slots=True)
 class Cell:
-    """One detector's summary on one data set: ``source`` is ``sim``, ``real`` or ``healthy``."""
+    """One detector's summary on one data set: ``source`` is ``sim``, ``real``, ``healthy`` or
+    ``gym`` (``evals`` 0: every density), with its comparison to the default detector on the
+    same runs (None for the default itself)."""
 
     detector: str
     source: str
@@ -70,6 +80,7 @@ class Cell:
     world: str = ""
     noise: float = math.nan
     evals: int = 0
+    comparison: Comparison | None = None
 
 
 @attrs.frozen(slots=True)
@@ -80,6 +91,7 @@ class Scoreboard:
     tradeoff: tuple[Cell, ...]
     jobs: int
     seed: int
+    gym_runs: int = 0
 
 
 def sim_scores(
@@ -113,10 +125,28 @@ def _sim_cells(
                     n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals
                 )
                 folded = [*detectors, *(variants if noise == goal else [])]
+                scores = sim_scores(folded, config, seed)
                 yield tuple(
-                    Cell(name, "sim", summarize_runs(scores), world.name, config.sigma, evals)
-                    for name, scores in zip(labels, sim_scores(folded, config, seed), strict=False)
+                    attrs.evolve(cell, world=world.name, noise=config.sigma, evals=evals)
+                    for cell in compared("sim", labels, scores)
                 )
+
+
+def compared(source: str, names: Sequence[str], scores: Sequence[list[RunScore]]) -> list[Cell]:
+    """One cell per detector of ``names`` (scored on the same runs), each registered detector
+    compared with :data:`~evalstop.core.registry.DEFAULT_DETECTOR` when it is among them."""
+    default = scores[names.index(DEFAULT_DETECTOR)] if DEFAULT_DETECTOR in names else None
+    return [
+        Cell(
+            name,
+            source,
+            summarize_runs(row),
+            comparison=None
+            if default is None or name == DEFAULT_DETECTOR or name not in SCOREBOARD_DETECTORS
+            else compare(row, default),
+        )
+        for name, row in zip(names, scores, strict=False)
+    ]
 
 
 def _healthy_curves(folder: Path) -> Iterable[tuple[str, Path, str, str]]:
@@ -138,12 +168,12 @@ def real_scores(
     for source in catalogue(data):
         if source.excluded:
             continue
-        gold = source.read(data, source.gold)
-        label = read_label(gold, source.read(data, source.proxy), source.scale).label
+        gold, proxy = source.read(data, source.gold), source.read(data, source.proxy)
+        label = read_label(gold, proxy, source.scale).label
         if label != "unlabelled":
-            corpus.append(
-                score_curve(gold, detector, label == "hacking", GOLD_MODE, source.scale)[0]
-            )
+            collapsing = label == "hacking"
+            scored = score_curve(gold, detector, collapsing, GOLD_MODE, source.scale, proxy=proxy)
+            corpus.append(scored[0])
     extra: list[RunScore] = []
     if healthy is not None:
         for _, path, step, metric in _healthy_curves(healthy):
@@ -159,19 +189,42 @@ def run_scoreboard(
     data: Path | None = None,
     healthy: Path | None = None,
     jobs: int | None = None,
+    gym_runs: int | None = None,
 ) -> Scoreboard:
-    """Run every cell (``SCB-1``); ``quick`` uses 250 jobs a workload instead of 1000, and
-    ``jobs`` sets the number directly."""
+    """Run every cell (``SCB-1``); ``quick`` uses 250 jobs a workload instead of 1000 and 50
+    gym runs instead of 500; ``jobs`` and ``gym_runs`` set the numbers directly (0 gym runs:
+    no gym track)."""
     if jobs is None:
         jobs = 250 if quick else 1000
+    if gym_runs is None:
+        gym_runs = 50 if quick else GYM_RUNS
     board = sim_scoreboard(jobs=jobs, seed=seed)
     cells = list(board.cells)
-    for name in SCOREBOARD_DETECTORS:
-        corpus, extra = real_scores(make_detector(name), data, healthy)
-        cells.append(Cell(name, "real", summarize_runs(corpus)))
-        if healthy is not None:
-            cells.append(Cell(name, "healthy", summarize_runs(extra)))
-    return attrs.evolve(board, cells=tuple(cells))
+    real = [real_scores(make_detector(name), data, healthy) for name in SCOREBOARD_DETECTORS]
+    cells.extend(compared("real", SCOREBOARD_DETECTORS, [corpus for corpus, _ in real]))
+    if healthy is not None:
+        cells.extend(compared("healthy", SCOREBOARD_DETECTORS, [extra for _, extra in real]))
+    if gym_runs:
+        cells.extend(gym_cells(gym_runs))
+    return attrs.evolve(board, cells=tuple(cells), gym_runs=gym_runs)
+
+
+def gym_cells(runs: int, split_name: str = "test") -> list[Cell]:
+    """The gym track (``SCB-10``): every detector on the first ``runs`` runs of the test
+    split (the tests use the ``dev`` one), at each evaluation density and over all of them
+    (``evals`` 0)."""
+    split = gym_runs(split_name, runs)
+    detectors = [make_detector(name) for name in SCOREBOARD_DETECTORS]
+    scores = gym_scores(detectors, split)
+    cells: list[Cell] = []
+    for evals in (*DENSITIES, 0):
+        keep = [i for i, run in enumerate(split) if evals in (0, run.config.evals)]
+        subset = [[row[i] for i in keep] for row in scores]
+        cells.extend(
+            attrs.evolve(cell, world="gym test", evals=evals)
+            for cell in compared("gym", SCOREBOARD_DETECTORS, subset)
+        )
+    return cells
 
 
 def sim_scoreboard(*, jobs: int, seed: int = 1, worlds: Sequence[str] | None = None) -> Scoreboard:
@@ -200,7 +253,24 @@ def _cell_json(cell: Cell) -> dict[str, Any]:
     where: dict[str, Any] = {"detector": cell.detector, "source": cell.source}
     if cell.source == "sim":
         where |= {"world": cell.world, "noise": cell.noise, "evals_per_run": cell.evals}
-    return where | summary
+    if cell.source == "gym":
+        where |= {"world": cell.world, "evals_per_run": cell.evals or None}
+    ci = {k: [_number(v) for v in pair] for k, pair in intervals(cell.summary).items()}
+    extra: dict[str, Any] = {"intervals": ci}
+    if cell.comparison is not None:
+        c = cell.comparison
+        extra["vs_default"] = {
+            "default": DEFAULT_DETECTOR,
+            "recall_change": _number(c.recall_change),
+            "recall_p": c.recall_p,
+            "harmful_change": _number(c.harmful_change),
+            "harmful_p": c.harmful_p,
+            "regret_change": c.regret.mean,
+            "regret_interval": [c.regret.low, c.regret.high],
+            "regret_p": c.regret.p_value,
+            "significant": c.significant,
+        }
+    return where | summary | extra
 
 
 def to_json(board: Scoreboard) -> dict[str, Any]:
@@ -208,6 +278,8 @@ def to_json(board: Scoreboard) -> dict[str, Any]:
     return {
         "jobs_per_workload": board.jobs,
         "seed": board.seed,
+        "gym_runs": board.gym_runs,
+        "default_detector": DEFAULT_DETECTOR,
         "cells": [_cell_json(cell) for cell in board.cells],
         "tradeoff": [_cell_json(cell) for cell in board.tradeoff],
     }
@@ -215,28 +287,46 @@ def to_json(board: Scoreboard) -> dict[str, Any]:
 
 def _row(cell: Cell) -> list[str]:
     s = cell.summary
-    where = (
-        "real RLHF"
-        if cell.source == "real"
-        else "healthy"
-        if cell.source == "healthy"
-        else (f"{cell.world} s={cell.noise:g} n={cell.evals}")
-    )
+    where = {
+        "real": "real RLHF",
+        "healthy": "healthy",
+        "gym": f"gym test n={cell.evals or 'all'}",
+    }.get(cell.source, f"{cell.world} s={cell.noise:g} n={cell.evals}")
     delay = "n/a" if math.isnan(s.delay) else f"{s.delay:.1f}"
+    ci = intervals(s)
     return [
         where,
         cell.detector,
         str(s.runs),
-        pct(s.recall, 0),
-        pct(s.harmful_rate, 1),
+        f"{pct(s.recall, 0)} {_interval(ci['recall'], 0)}",
+        f"{pct(s.harmful_rate, 1)} {_interval(ci['harmful_rate'], 1)}",
         pct(s.benign_rate, 0),
         pct(s.mean_regret, 1),
         pct(s.median_regret, 1),
         pct(s.floored_regret, 1),
+        pct(s.over_share, 0),
         pct(s.stop_regret, 1),
         pct(s.saved_share, 0),
         delay,
+        _versus(cell.comparison),
     ]
+
+
+def _interval(pair: tuple[float, float], digits: int) -> str:
+    if math.isnan(pair[0]):
+        return ""
+    return f"[{pct(pair[0], digits)}, {pct(pair[1], digits)}]"
+
+
+def _versus(c: Comparison | None) -> str:
+    """``recall p / harmful p / regret p``, a star on each p < ALPHA, ``ns`` when none."""
+    if c is None:
+        return "-"
+    marks = [
+        f"{label} {p:.2g}{'*' if p < ALPHA else ''}"
+        for label, p in (("rec", c.recall_p), ("harm", c.harmful_p), ("reg", c.regret.p_value))
+    ]
+    return " ".join(marks) + ("" if c.significant else " ns")
 
 
 HEADER = [
@@ -249,9 +339,11 @@ HEADER = [
     "regret",
     "median",
     "floored",
+    "> 5%",
     "stop regret",
     "saved",
     "delay",
+    f"vs {DEFAULT_DETECTOR} (p)",
 ]
 
 
@@ -262,6 +354,8 @@ def render(board: Scoreboard, cells: Sequence[Cell] | None = None) -> str:
         f"detector scoreboard ({board.jobs} jobs a simulated workload, seed {board.seed}); "
         "recall: collapsing runs stopped; harmful/benign: stops on healthy runs; regret: "
         "kept checkpoint vs best, share of gain (mean; median; floored: gain floored at 0.02, "
-        "RGT-5)"
+        "RGT-5; > 5%: share of runs over 5%, RGT-7); [95% Wilson intervals]; p: McNemar on "
+        "recall and harmful stops, paired bootstrap on regret, against the default on the same "
+        "runs (* p < 0.05; ns: no difference significant, SCB-9)"
     )
     return format_table(HEADER, rows, title=title)

@@ -1,0 +1,282 @@
+"""Bayesian online changepoint detection on the eval stream (Adams & MacKay 2007; spec
+``SIG-6``): stop on a confident change to a declining regime.
+
+The eval scores are modelled as regimes, each a straight line in the evaluation index with
+Gaussian noise; a new regime starts before any evaluation with probability ``hazard``. The
+posterior over the current regime's start (the *run length*) is updated by Adams & MacKay's
+recursion: each hypothesis predicts the new score, its weight is multiplied by that
+predictive density and by ``1 - hazard``, and a fresh hypothesis takes the weight ``hazard``.
+
+- **Within a regime** the line's intercept and slope have a Gaussian prior: the intercept
+  centred on the last score before the regime (so a change is a change of slope, the level
+  continuous) with standard deviation ``level_scale`` noise units, the slope centred on 0 with
+  ``slope_scale`` noise units per evaluation. The noise standard deviation ``sigma`` is the
+  noise-aware detector's estimate (``NAD-1``), plugged in at each report; with a known
+  ``sigma`` the posterior of a line has closed form from five running sums.
+- **Bounded state.** At most ``max_hypotheses`` hypotheses are kept: when there are more, the
+  least probable one (never the fresh one) is dropped and the weights renormalised.
+- **Rule.** After ``warmup_evals`` valid evaluations, the detector fires when the posterior
+  probability that the current regime declines, ``sum_h w_h P(slope_h < 0) / sum_h w_h`` over
+  the hypotheses with at least two scores, exceeds ``threshold``.
+
+Scores are kept relative to the first valid one, so a positive rescaling and any shift of the
+metric change no decision. A NaN or infinite score leaves the state unchanged; the alarm
+latches; the kept checkpoint is the best reported score (``DET-4``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import attrs
+
+from evalstop.core.boundary import CheckpointView
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, SPAN, _count, _positive
+
+__all__ = ["BocpdDetector", "BocpdState", "decline_probability"]
+
+
+def _ints(values: Iterable[int]) -> tuple[int, ...]:
+    return tuple(values)
+
+
+def _floats(values: Iterable[float]) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+@attrs.frozen(slots=True)
+class BocpdState:
+    """The run-length posterior and the noise estimate on one job (at most
+    ``max_hypotheses`` hypotheses: O(1)).
+
+    Hypothesis ``h`` says the current regime started at evaluation ``starts[h]`` (0-based
+    among valid scores); its sums are over the scores since then, with ``tau`` the index
+    minus the start and ``y`` the score (relative to ``origin``) minus ``priors[h]``.
+
+    Attributes:
+        evals: valid evaluations folded.
+        origin: the first valid score; None before it.
+        last: the last valid score minus ``origin``; before: the one before it.
+        roughness: the sum of the absolute second differences (``NAD-1``).
+        differences: how many second differences ``roughness`` sums.
+        starts: each hypothesis's first evaluation index.
+        priors: each hypothesis's prior intercept (the score before its regime).
+        weights: each hypothesis's posterior probability (they sum to 1).
+        counts: scores in each hypothesis's regime.
+        s_t: sum of ``tau``; s_tt: of ``tau^2``; s_y: of ``y``; s_ty: of ``tau y``.
+        alarm: whether the rule has fired (it latches).
+    """
+
+    evals: int = 0
+    origin: float | None = None
+    last: float = 0.0
+    before: float = 0.0
+    roughness: float = 0.0
+    differences: int = 0
+    starts: tuple[int, ...] = attrs.field(default=(0,), converter=_ints)
+    priors: tuple[float, ...] = attrs.field(default=(0.0,), converter=_floats)
+    weights: tuple[float, ...] = attrs.field(default=(1.0,), converter=_floats)
+    counts: tuple[int, ...] = attrs.field(default=(0,), converter=_ints)
+    s_t: tuple[float, ...] = attrs.field(default=(0.0,), converter=_floats)
+    s_tt: tuple[float, ...] = attrs.field(default=(0.0,), converter=_floats)
+    s_y: tuple[float, ...] = attrs.field(default=(0.0,), converter=_floats)
+    s_ty: tuple[float, ...] = attrs.field(default=(0.0,), converter=_floats)
+    alarm: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        columns = (self.priors, self.weights, self.counts, self.s_t, self.s_tt, self.s_y)
+        if not self.starts or any(len(c) != len(self.starts) for c in (*columns, self.s_ty)):
+            raise ValueError("a BocpdState's hypothesis columns must be non-empty and equal")
+
+
+def _probability(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, float | int) and 0.0 < value < 1.0):
+        raise ValueError(f"{attribute.name} must be in (0, 1), got {value!r}")
+
+
+def _hypotheses(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise ValueError(f"{attribute.name} must be an integer >= 2, got {value!r}")
+
+
+_Posterior = tuple[float, float, float, float, float]
+"""A regime line's posterior: mean intercept, mean slope, and the entries (00, 01, 11) of
+its covariance over ``sigma^2``, ``(X'X + diag(level^-2, slope^-2))^-1`` (the scales in
+noise units, so the mean does not depend on ``sigma``)."""
+
+
+def _posterior(
+    n: int, s_t: float, s_tt: float, s_y: float, s_ty: float, level: float, slope: float
+) -> _Posterior:
+    p00, p01, p11 = n + 1.0 / (level * level), s_t, s_tt + 1.0 / (slope * slope)
+    det = p00 * p11 - p01 * p01
+    i00, i01, i11 = p11 / det, -p01 / det, p00 / det
+    return i00 * s_y + i01 * s_ty, i01 * s_y + i11 * s_ty, i00, i01, i11
+
+
+def decline_probability(state: BocpdState, level_scale: float, slope_scale: float) -> float:
+    """The posterior probability that the current regime's slope is negative given that it
+    holds at least two scores (``SIG-6``): ``sum_h w_h Phi(-mean_h / sd_h) / sum_h w_h`` over
+    the hypotheses with at least two scores; 0 before the noise can be estimated."""
+    if state.differences == 0:
+        return 0.0
+    sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
+    total = mass = 0.0
+    for h, count in enumerate(state.counts):
+        if count < 2:
+            continue
+        post = _posterior(
+            count,
+            state.s_t[h],
+            state.s_tt[h],
+            state.s_y[h],
+            state.s_ty[h],
+            level_scale,
+            slope_scale,
+        )
+        sd = sigma * math.sqrt(post[4]) if sigma > 0 else 0.0
+        if sd > 0:
+            below = 0.5 * math.erfc(post[1] / (sd * math.sqrt(2.0)))
+        else:
+            below = 1.0 if post[1] < 0 else 0.0
+        total += state.weights[h] * below
+        mass += state.weights[h]
+    return total / mass if mass > 0 else 0.0
+
+
+@attrs.frozen(slots=True)
+class BocpdDetector:
+    """Fire on a confident change to a declining regime of the eval score (``SIG-6``).
+
+    Attributes:
+        hazard: the prior probability that a new regime starts before an evaluation.
+        threshold: the posterior probability of a declining regime that fires.
+        level_scale: the prior standard deviation of a regime's intercept, in noise units.
+        slope_scale: the prior standard deviation of its slope, in noise units per evaluation.
+        max_hypotheses: the run-length hypotheses kept (the state's bound).
+        warmup_evals: no stop before this many valid evaluations.
+
+    The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
+    split and simulator seeds only (``SIG-8``).
+
+    Raises:
+        ValueError: ``hazard`` or ``threshold`` outside (0, 1), a non-positive scale,
+            ``max_hypotheses < 2``, a negative ``warmup_evals``.
+    """
+
+    hazard: float = attrs.field(default=0.05, validator=_probability)
+    threshold: float = attrs.field(default=0.95, validator=_probability)
+    level_scale: float = attrs.field(default=1.0, validator=_positive)
+    slope_scale: float = attrs.field(default=0.5, validator=_positive)
+    max_hypotheses: int = attrs.field(default=16, validator=_hypotheses)
+    warmup_evals: int = attrs.field(default=5, validator=_count)
+
+    @property
+    def name(self) -> str:
+        return (
+            f"bocpd(hazard={self.hazard:g},threshold={self.threshold:g},"
+            f"scales={self.level_scale:g}/{self.slope_scale:g},"
+            f"max={self.max_hypotheses},warmup={self.warmup_evals})"
+        )
+
+    def initial(self) -> BocpdState:
+        return BocpdState()
+
+    def update(self, state: BocpdState, obs: CheckpointView) -> BocpdState:
+        """Fold one report: Adams & MacKay's recursion, then pruning (O(max_hypotheses))."""
+        score = obs.eval_score
+        if not math.isfinite(score):
+            return state
+        origin = score if state.origin is None else state.origin
+        y = score - origin
+        if not -SPAN <= y <= SPAN:
+            return state
+        roughness, differences = state.roughness, state.differences
+        if state.evals >= 2:
+            roughness += abs(y - 2.0 * state.last + state.before)
+            differences += 1
+        sigma = roughness / differences / ROUGHNESS_TO_SIGMA if differences else 0.0
+        t = state.evals
+        columns = self._grow(state, t, y, sigma)
+        columns = [(*row[:2], row[2] * (1.0 - self.hazard), *row[3:]) for row in columns]
+        columns.append((t + 1, y, self.hazard, 0, 0.0, 0.0, 0.0, 0.0))
+        if len(columns) > self.max_hypotheses:
+            drop = min(range(len(columns) - 1), key=lambda h: (columns[h][2], h))
+            del columns[drop]
+        total = math.fsum(row[2] for row in columns)
+        columns = [(*row[:2], row[2] / total, *row[3:]) for row in columns]
+        starts, priors, weights, counts, s_t, s_tt, s_y, s_ty = zip(*columns, strict=True)
+        new = BocpdState(
+            t + 1,
+            origin,
+            y,
+            state.last if state.evals else 0.0,
+            roughness,
+            differences,
+            starts,
+            priors,
+            weights,
+            counts,
+            s_t,
+            s_tt,
+            s_y,
+            s_ty,
+        )
+        if state.alarm or new.evals < self.warmup_evals:
+            return attrs.evolve(new, alarm=state.alarm)
+        declining = decline_probability(new, self.level_scale, self.slope_scale)
+        return attrs.evolve(new, alarm=declining > self.threshold)
+
+    def fired(self, state: BocpdState) -> bool:
+        return state.alarm
+
+    def _grow(
+        self, state: BocpdState, t: int, y: float, sigma: float
+    ) -> list[tuple[int, float, float, int, float, float, float, float]]:
+        """Every hypothesis with ``y`` folded in, weighted by its predictive density of ``y``
+        (uniform while ``sigma`` is unknown or its square underflows), the weights normalised."""
+        logs: list[float] = []
+        rows = []
+        unit = sigma * sigma  # 0 also when sigma^2 underflows: no density then
+        for h, start in enumerate(state.starts):
+            tau, rel = float(t - start), y - state.priors[h]
+            n, st, stt, sy, sty = (
+                state.counts[h],
+                state.s_t[h],
+                state.s_tt[h],
+                state.s_y[h],
+                state.s_ty[h],
+            )
+            weight = state.weights[h]
+            log = math.log(weight) if weight > 0 else -math.inf
+            if unit > 0:
+                a, b, i00, i01, i11 = _posterior(
+                    n, st, stt, sy, sty, self.level_scale, self.slope_scale
+                )
+                spread = 1.0 + i00 + 2.0 * tau * i01 + tau * tau * i11  # variance / sigma^2
+                residual = rel - (a + b * tau)
+                # log N(rel; a + b tau, sigma^2 spread) without -log(2 pi sigma^2) / 2, the
+                # same for every hypothesis: the weights are then exactly scale-free (SIG-2)
+                log -= 0.5 * (math.log(spread) + residual * residual / (unit * spread))
+            logs.append(log)
+            rows.append(
+                (
+                    start,
+                    state.priors[h],
+                    n + 1,
+                    st + tau,
+                    stt + tau * tau,
+                    sy + rel,
+                    sty + tau * rel,
+                )
+            )
+        top = max(logs)
+        if not math.isfinite(top):  # every density underflowed (scores near SPAN): no update
+            logs, top = [math.log(w) if w > 0 else -math.inf for w in state.weights], 0.0
+        raw = [math.exp(log - top) for log in logs]
+        total = math.fsum(raw)
+        return [
+            (start, prior, w / total, n, st, stt, sy, sty)
+            for (start, prior, n, st, stt, sy, sty), w in zip(rows, raw, strict=True)
+        ]

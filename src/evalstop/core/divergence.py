@@ -1,0 +1,242 @@
+"""The divergence detector: stop when the eval level falls while the proxy reward (or the KL)
+keeps rising, each in its own noise units (spec ``SIG-4``).
+
+A run that reward-hacks shows a signature a platform sees besides its eval score: the proxy
+keeps climbing while the world feedback falls; a healthy run that plateaus has both flat. The
+eval stream is folded by the noise-aware rule (:class:`NoiseAwareDetector`, ``NAD-1`` to
+``NAD-4``); the side signal (``signal``: ``proxy_reward`` or ``kl``) by the same level and
+noise estimators (``NAD-1``, ``NAD-2``, same memory), and the side level is remembered where
+the eval level last peaked. The detector fires when
+
+- the eval level's drop exceeds ``z`` of its noise-aware threshold units *and* the side level
+  has risen since the eval peak by more than ``side_z`` of the side's own noise (the rise's
+  standard deviation under noise alone, ``sigma_side sqrt(w_now + w_at_peak)``); or
+- the eval drop alone exceeds ``fallback_z`` units: the noise-aware rule at that ``z``.
+
+A stream with no side signal (no finite value of it yet) is judged by the second clause alone:
+the documented eval-only fallback, which :meth:`DivergenceDetector.uses_fallback` reports and
+the entry points print. The kept checkpoint is the noise-aware level keep (``NAD-10``).
+O(1) state; a NaN eval score leaves the eval part unchanged, a missing side value the side
+part; the alarm latches.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import attrs
+
+from evalstop.core.boundary import CheckpointView
+from evalstop.core.noise_aware import (
+    ROUGHNESS_TO_SIGMA,
+    NoiseAwareDetector,
+    NoiseState,
+    _count,
+    _non_negative,
+    _positive,
+)
+
+__all__ = ["SIGNALS", "DivergenceDetector", "DivergenceState", "SideState", "side_value"]
+
+SIGNALS: tuple[str, ...] = ("kl", "proxy_reward")
+"""The side signals a multi-signal detector may read from a :class:`CheckpointView`."""
+
+
+def side_value(obs: CheckpointView, signal: str) -> float | None:
+    """The report's ``signal`` (``proxy_reward`` or ``kl``) when finite, else None."""
+    value = obs.kl if signal == "kl" else obs.proxy_reward
+    if value is None or not math.isfinite(value):
+        return None
+    return value
+
+
+@attrs.frozen(slots=True)
+class SideState:
+    """The side signal's level and noise (``NAD-1``, ``NAD-2``), relative to its first value.
+
+    Attributes:
+        evals: finite side values folded.
+        step: the step of the last one.
+        origin: the first finite side value; None before it.
+        last: the last value minus ``origin``; before: the one before it.
+        level: the exponentially weighted level minus ``origin``.
+        weight: the sum of the level's squared weights.
+        roughness: the sum of the absolute second differences.
+        differences: how many second differences ``roughness`` sums.
+    """
+
+    evals: int = 0
+    step: int = 0
+    origin: float | None = None
+    last: float = 0.0
+    before: float = 0.0
+    level: float = 0.0
+    weight: float = 0.0
+    roughness: float = 0.0
+    differences: int = 0
+
+
+@attrs.frozen(slots=True)
+class DivergenceState:
+    """The divergence detector's state on one job (O(1)).
+
+    Attributes:
+        eval: the noise-aware rule's state on the eval score.
+        side: the side signal's level and noise.
+        at_peak: the side level when the eval level last reached its peak, or the first side
+            level when the side signal started after it (None before any side value).
+        at_peak_weight: the side level's weight then.
+        alarm: whether the rule has fired (it latches).
+    """
+
+    eval: NoiseState = attrs.field(factory=NoiseState)
+    side: SideState = attrs.field(factory=SideState)
+    at_peak: float | None = None
+    at_peak_weight: float = 0.0
+    alarm: bool = False
+
+
+def _signal(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in SIGNALS:
+        raise ValueError(f"{attribute.name} must be one of {SIGNALS}, got {value!r}")
+
+
+def _side(state: SideState, value: float | None, step: int, memory: float) -> SideState:
+    """``state`` after one side value (``NAD-1``, ``NAD-2``); None leaves it unchanged."""
+    if value is None:
+        return state
+    if state.origin is None:
+        return SideState(1, step, value, weight=1.0)
+    relative = value - state.origin
+    if not math.isfinite(relative):
+        return state
+    gap = max(step - state.step, 0)
+    alpha = -math.expm1(-gap / (memory * max(step, 1)))
+    level = state.level + alpha * (relative - state.level)
+    weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
+    roughness, differences = state.roughness, state.differences
+    if state.evals >= 2:
+        roughness += abs(relative - 2.0 * state.last + state.before)
+        differences += 1
+    return SideState(
+        state.evals + 1,
+        step,
+        state.origin,
+        relative,
+        state.last,
+        level,
+        weight,
+        roughness,
+        differences,
+    )
+
+
+@attrs.frozen(slots=True)
+class DivergenceDetector:
+    """Fire when the eval level falls while the side signal keeps rising (``SIG-4``).
+
+    Attributes:
+        z: the eval drop, in noise-aware threshold units, that fires when the side signal
+            corroborates it.
+        side_z: the side signal's rise since the eval peak, in its own noise units, that
+            corroborates.
+        fallback_z: the eval drop that fires alone (the eval-only fallback; ``>= z``).
+        signal: the side signal, ``proxy_reward`` or ``kl``.
+        memory: the levels' memory, a fraction of the steps elapsed (``NAD-2``).
+        warmup_evals: no stop before this many valid evaluations.
+
+    The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
+    split and simulator seeds only (``SIG-8``).
+
+    Raises:
+        ValueError: a non-positive ``z`` or ``memory``, a negative ``side_z``, ``fallback_z``
+            below ``z``, an unknown ``signal``, a negative ``warmup_evals``.
+    """
+
+    z: float = attrs.field(default=1.5, validator=_positive)
+    side_z: float = attrs.field(default=1.0, validator=_non_negative)
+    fallback_z: float = attrs.field(default=3.0, validator=_positive)
+    signal: str = attrs.field(default="kl", validator=_signal)
+    memory: float = attrs.field(default=0.3, validator=_positive)
+    warmup_evals: int = attrs.field(default=5, validator=_count)
+
+    def __attrs_post_init__(self) -> None:
+        if self.fallback_z < self.z:
+            raise ValueError(f"fallback_z must be >= z, got {self.fallback_z!r} < {self.z!r}")
+
+    @property
+    def name(self) -> str:
+        return (
+            f"divergence(z={self.z:g},side_z={self.side_z:g},fallback_z={self.fallback_z:g},"
+            f"signal={self.signal},memory={self.memory:g},warmup={self.warmup_evals})"
+        )
+
+    @property
+    def rule(self) -> NoiseAwareDetector:
+        """The noise-aware rule that folds the eval score (at ``z``)."""
+        return _rule(self.z, self.memory, self.warmup_evals)
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """The side signals the rule reads (``SIG-8``): without them it is the fallback."""
+        return (self.signal,)
+
+    def initial(self) -> DivergenceState:
+        return DivergenceState()
+
+    def update(self, state: DivergenceState, obs: CheckpointView) -> DivergenceState:
+        """Fold one report (O(1))."""
+        side = _side(state.side, side_value(obs, self.signal), obs.step, self.memory)
+        previous = state.eval
+        current = self.rule.update(previous, obs)
+        at_peak, at_peak_weight = state.at_peak, state.at_peak_weight
+        if current is previous:  # a skipped eval score: nothing to judge
+            return DivergenceState(previous, side, at_peak, at_peak_weight, state.alarm)
+        if current.evals == 1 or current.peak > previous.peak:
+            at_peak, at_peak_weight = (side.level, side.weight) if side.evals else (None, 0.0)
+        elif at_peak is None and side.evals:
+            at_peak, at_peak_weight = side.level, side.weight
+        alarm = state.alarm or self._fires(current, side, at_peak, at_peak_weight)
+        return DivergenceState(current, side, at_peak, at_peak_weight, alarm)
+
+    def fired(self, state: DivergenceState) -> bool:
+        return state.alarm
+
+    def kept(self, state: DivergenceState) -> tuple[int, float] | None:
+        """The noise-aware level keep's checkpoint (``NAD-10``)."""
+        return self.rule.kept(state.eval)
+
+    def uses_fallback(self, state: DivergenceState) -> bool:
+        """True while no finite side value has been seen: the eval-only rule judges."""
+        return state.side.evals == 0
+
+    def _fires(
+        self, state: NoiseState, side: SideState, at_peak: float | None, at_peak_weight: float
+    ) -> bool:
+        if state.evals < self.warmup_evals or state.differences == 0:
+            return False
+        drop = state.peak - state.level
+        sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
+        unit = sigma * math.sqrt(state.weight + state.peak_weight)
+        if drop > _widened(self.fallback_z, state.differences) * unit:
+            return True
+        if at_peak is None or drop <= _widened(self.z, state.differences) * unit:
+            return False
+        rise = side.level - at_peak
+        if side.differences == 0:
+            return False
+        side_sigma = side.roughness / side.differences / ROUGHNESS_TO_SIGMA
+        return rise > 0 and rise > self.side_z * side_sigma * math.sqrt(
+            side.weight + at_peak_weight
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _rule(z: float, memory: float, warmup_evals: int) -> NoiseAwareDetector:
+    return NoiseAwareDetector(z=z, memory=memory, warmup_evals=warmup_evals)
+
+
+def _widened(z: float, count: int) -> float:
+    """``NAD-4``'s Student-t widening of ``z`` for ``count`` second differences."""
+    return z + (z**3 + z) / (4.0 * count)

@@ -1,0 +1,621 @@
+"""The multi-signal detectors and their eval-only anchors (SIG-*): naive references, O(1)
+state, observable only, missing values, invariance, parameters, fallbacks."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from builders import make_job
+from evalstop.core.bocpd import BocpdDetector, BocpdState, decline_probability
+from evalstop.core.boundary import CheckpointView, checkpoint_report
+from evalstop.core.detectors import Detector, observe, start_watch
+from evalstop.core.divergence import DivergenceDetector, DivergenceState
+from evalstop.core.ewma import EwmaDetector
+from evalstop.core.kl_budget import KlBudgetDetector, KlBudgetState
+from evalstop.core.model import JobKind, Observation
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, NoiseAwareDetector
+from evalstop.core.registry import DETECTOR_TYPES, make_detector
+from evalstop.live.monitor import Monitor
+
+NAN = math.nan
+
+DETECTORS: tuple[Detector[Any], ...] = (
+    EwmaDetector(),
+    EwmaDetector(alpha=0.5, drop=0.1, warmup_evals=2),
+    DivergenceDetector(),
+    DivergenceDetector(z=0.5, side_z=0.0, fallback_z=3.0, signal="kl", warmup_evals=3),
+    KlBudgetDetector(),
+    KlBudgetDetector(z=0.5, warmup_evals=4),
+    BocpdDetector(),
+    BocpdDetector(hazard=0.3, threshold=0.6, max_hypotheses=3, warmup_evals=3),
+)
+
+scores = st.floats(-100.0, 100.0, allow_nan=False)
+maybe = st.one_of(scores, st.just(NAN))
+series = st.lists(st.tuples(maybe, scores, scores), min_size=1, max_size=30)
+
+
+def view(
+    i: int,
+    score: float,
+    proxy: float | None = None,
+    kl: float | None = None,
+    *,
+    job_id: int = 1,
+    loss: float = 1.0,
+    progress: float = 0.5,
+) -> CheckpointView:
+    """Report ``i`` (0-based) at step ``10 (i + 1)``."""
+    return CheckpointView(
+        job_id, JobKind.RLHF, i + 1, 10 * (i + 1), i, score, loss, proxy, progress, kl
+    )
+
+
+def reports(rows: Sequence[tuple[float, float, float]]) -> list[CheckpointView]:
+    """Score, proxy and a KL made non-negative and growing from each row."""
+    total, out = 0.0, []
+    for i, (score, proxy, kl) in enumerate(rows):
+        total += abs(kl)
+        out.append(view(i, score, proxy, total))
+    return out
+
+
+def fold(detector: Detector[Any], views: Sequence[CheckpointView]) -> list[Any]:
+    state = detector.initial()
+    states = []
+    for v in views:
+        state = detector.update(state, v)
+        states.append(state)
+    return states
+
+
+def alarms(detector: Detector[Any], views: Sequence[CheckpointView]) -> list[bool]:
+    return [detector.fired(s) for s in fold(detector, views)]
+
+
+def size(state: object) -> int:
+    """Numbers in a state, nested states and tuples counted element by element."""
+    if attrs.has(type(state)):
+        names = [f.name for f in attrs.fields(type(state))]  # type: ignore[arg-type]
+        return sum(size(getattr(state, name)) for name in names)
+    if isinstance(state, tuple):
+        return len(state)
+    return 1
+
+
+# --- SIG-2: the common contract ------------------------------------------------------------
+
+
+@given(series, st.sampled_from(DETECTORS))
+def test_sig2_state_is_bounded_and_deterministic(rows: list[Any], detector: Any) -> None:
+    """SIG-2: a state's size never exceeds a bound that does not depend on the reports, and
+    folding the same reports twice gives equal states."""
+    views = reports(rows)
+    first, second = fold(detector, views), fold(detector, views)
+    assert first == second
+    bound = size(detector.initial())
+    if isinstance(detector, BocpdDetector):
+        bound = size(BocpdState()) + (detector.max_hypotheses - 1) * 8
+    assert all(size(s) <= bound for s in first)
+
+
+@given(series, st.sampled_from(DETECTORS), st.integers(0, 2**31), st.floats(-9, 9))
+def test_sig2_reads_only_observable_fields(
+    rows: list[Any], detector: Any, job: int, loss: float
+) -> None:
+    """SIG-2, DET-9: the job id, index, time, loss and progress change no decision."""
+    views = reports(rows)
+    other = [
+        attrs.evolve(
+            v, job_id=job, index=v.index + 3, time=v.time * 7, loss=loss, estimated_progress=0.9
+        )
+        for v in views
+    ]
+    assert fold(detector, views) == fold(detector, other)
+
+
+@given(series, st.sampled_from(DETECTORS), st.data())
+def test_sig2_nan_scores_change_no_decision(rows: list[Any], detector: Any, data: Any) -> None:
+    """SIG-2: a report with a NaN eval score inserted anywhere (its side values missing too)
+    changes no later decision."""
+    views = reports(rows)
+    at = data.draw(st.integers(0, len(views)))
+    gap = attrs.evolve(views[min(at, len(views) - 1)], eval_score=NAN, proxy_reward=None, kl=None)
+    if at < len(views):
+        gap = attrs.evolve(gap, step=views[at].step)
+    inserted = [*views[:at], gap, *views[at:]]
+    plain, with_gap = alarms(detector, views), alarms(detector, inserted)
+    assert with_gap[:at] == plain[:at]
+    assert with_gap[at + 1 :] == plain[at:]
+
+
+dyadic = st.integers(-64, 64).map(lambda n: n / 8)
+
+
+@given(
+    st.lists(dyadic, min_size=1, max_size=25),
+    st.sampled_from([2.0, 4.0, 0.5]),
+    st.sampled_from([-3.0, 0.0, 16.0]),
+    st.sampled_from([d for d in DETECTORS if not isinstance(d, KlBudgetDetector)]),
+)
+def test_sig2_affine_invariance(ys: list[float], scale: float, shift: float, detector: Any) -> None:
+    """SIG-2: ewma, bocpd and divergence decide the same on ``scale * y + shift`` (dyadic)."""
+    proxies = [float(i) for i in range(len(ys))]
+    a = [view(i, y, proxies[i]) for i, y in enumerate(ys)]
+    b = [view(i, scale * y + shift, proxies[i]) for i, y in enumerate(ys)]
+    assert alarms(detector, a) == alarms(detector, b)
+
+
+@given(series, st.sampled_from(DETECTORS))
+def test_sig2_alarm_latches(rows: list[Any], detector: Any) -> None:
+    """SIG-2: once fired, always fired."""
+    fired = alarms(detector, reports(rows))
+    if True in fired:
+        assert all(fired[fired.index(True) :])
+
+
+def test_sig2_registry_names() -> None:
+    """SIG-2: the four names build the four detectors at their defaults, and a saved state may
+    name their classes."""
+    for name, kind in (
+        ("ewma", EwmaDetector),
+        ("divergence", DivergenceDetector),
+        ("kl-budget", KlBudgetDetector),
+        ("bocpd", BocpdDetector),
+    ):
+        assert make_detector(name) == kind()
+        assert DETECTOR_TYPES[kind.__name__] is kind
+
+
+# --- SIG-3: ewma against a naive reference -------------------------------------------------
+
+
+def ewma_reference(detector: EwmaDetector, ys: Sequence[float]) -> list[bool]:
+    valid = [y for y in ys if math.isfinite(y)]
+    out, fired, count = [], False, 0
+    for y in ys:
+        if math.isfinite(y):
+            count += 1
+            rel = [v - valid[0] for v in valid[:count]]
+            levels = [0.0]
+            for v in rel[1:]:
+                levels.append(levels[-1] + detector.alpha * (v - levels[-1]))
+            best, level = max(levels), levels[-1]
+            fall = best - level
+            fired = fired or (
+                count >= detector.warmup_evals and fall > 0 and fall > detector.drop * best
+            )
+        out.append(fired)
+    return out
+
+
+@given(st.lists(maybe, min_size=1, max_size=30), st.sampled_from(DETECTORS[:2]))
+def test_sig3_ewma_equals_reference(ys: list[float], detector: Any) -> None:
+    """SIG-3: the fold equals a recomputation of the levels from the whole history."""
+    assert alarms(detector, [view(i, y) for i, y in enumerate(ys)]) == ewma_reference(detector, ys)
+
+
+def test_sig3_hand_worked() -> None:
+    """SIG-3: alpha 0.5: levels 0, 0.5, 0.75, 0.375 (best 0.75): the fall 0.375 is more than
+    0.3 of the gain 0.75 at the 4th score, with a warm-up of 4."""
+    detector = EwmaDetector(alpha=0.5, drop=0.3, warmup_evals=4)
+    assert alarms(detector, [view(i, y) for i, y in enumerate([0.0, 1.0, 1.0, 0.0])]) == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    assert not any(alarms(detector, [view(i, y) for i, y in enumerate([0.0, 1.0, 1.0, 0.9])]))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"alpha": 0.0}, {"alpha": 1.5}, {"drop": 0.0}, {"drop": math.inf}, {"warmup_evals": -1}],
+)
+def test_sig3_bad_parameters(kwargs: dict[str, Any]) -> None:
+    """SIG-3: alpha outside (0, 1], a non-positive or infinite drop, a negative warm-up."""
+    with pytest.raises(ValueError):
+        EwmaDetector(**kwargs)
+
+
+# --- SIG-4: divergence ---------------------------------------------------------------------
+
+
+def side_reference(
+    points: Sequence[tuple[int, float]], memory: float
+) -> tuple[float, float, float]:
+    """``(level, weight, sigma)`` of the side values ``(step, value)``, from the whole list."""
+    rel = [v - points[0][1] for _, v in points]
+    level, weight = 0.0, 1.0
+    for (prev, _), (step, v) in itertools.pairwise(points):
+        alpha = -math.expm1(-max(step - prev, 0) / (memory * max(step, 1)))
+        level, weight = level + alpha * (v - level), (1 - alpha) ** 2 * weight + alpha**2
+    seconds = [abs(rel[i] - 2 * rel[i - 1] + rel[i - 2]) for i in range(2, len(rel))]
+    sigma = math.fsum(seconds) / len(seconds) / ROUGHNESS_TO_SIGMA if seconds else math.nan
+    return level, weight, sigma
+
+
+def divergence_reference(
+    detector: DivergenceDetector, views: Sequence[CheckpointView]
+) -> list[bool]:
+    """The rule from the noise-aware rule at ``z`` and at ``fallback_z`` side by side, and the
+    side signal's level recomputed from every side value so far."""
+    low = detector.rule
+    wide = NoiseAwareDetector(
+        z=detector.fallback_z, memory=detector.memory, warmup_evals=detector.warmup_evals
+    )
+    a, b = low.initial(), wide.initial()
+    out: list[bool] = []
+    fired, at_peak = False, None
+    for i, v in enumerate(views):
+        values = [
+            (w.step, w.proxy_reward if detector.signal == "proxy_reward" else w.kl)
+            for w in views[: i + 1]
+        ]
+        points = [(s, x) for s, x in values if x is not None and math.isfinite(x)]
+        before = a
+        a, b = low.update(a, v), wide.update(b, v)
+        if a is not before:
+            new_peak = a.evals == 1 or a.peak > before.peak
+            if points and (new_peak or at_peak is None):
+                at_peak = side_reference(points, detector.memory)[:2]
+            elif new_peak:
+                at_peak = None
+            corroborated = False
+            if at_peak is not None and len(points) >= 3:
+                level, weight, sigma = side_reference(points, detector.memory)
+                rise = level - at_peak[0]
+                limit = detector.side_z * sigma * math.sqrt(weight + at_peak[1])
+                corroborated = rise > 0 and rise > limit
+            fired = fired or b.alarm or (a.alarm and corroborated)
+        out.append(fired)
+    return out
+
+
+@given(series, st.sampled_from([d for d in DETECTORS if isinstance(d, DivergenceDetector)]))
+def test_sig4_divergence_equals_reference(rows: list[Any], detector: Any) -> None:
+    """SIG-4: the fold equals a recomputation of the side level, its noise and the level at the
+    eval peak from the whole history (the eval part by the noise-aware rule itself)."""
+    views = reports(rows)
+    assert alarms(detector, views) == divergence_reference(detector, views)
+
+
+def test_sig4_corroboration_fires_earlier_than_the_fallback() -> None:
+    """SIG-4: the same eval curve is stopped at a smaller drop when the proxy keeps rising,
+    and only by the fallback when the proxy is flat or missing."""
+    ys = [0.0, 1.0, 2.0, 3.0, 4.0, 4.2, 3.9, 4.1, 3.6, 3.2, 2.8, 2.2, 1.5]
+    noise = [0.05 * (-1) ** i for i in range(len(ys))]
+    rising = [view(i, y, proxy=float(i) + noise[i]) for i, y in enumerate(ys)]
+    flat = [view(i, y, proxy=noise[i]) for i, y in enumerate(ys)]
+    bare = [view(i, y) for i, y in enumerate(ys)]
+    detector = DivergenceDetector(z=0.5, side_z=1.0, fallback_z=4.0, signal="proxy_reward")
+    first = [
+        alarms(detector, v).index(True) if any(alarms(detector, v)) else None
+        for v in (rising, flat, bare)
+    ]
+    assert first[0] is not None
+    assert first[1] is None or first[1] > first[0]
+    assert first[1] == first[2]
+    states = fold(detector, bare)
+    assert detector.uses_fallback(states[-1]) and not detector.uses_fallback(
+        fold(detector, rising)[-1]
+    )
+
+
+def test_sig4_keeps_the_level_keep() -> None:
+    """SIG-4, NAD-10: the watch keeps the noise-aware level keep's checkpoint."""
+    detector = DivergenceDetector()
+    watch = start_watch(detector)
+    for i, y in enumerate([0.0, 1.0, 5.0, 1.0, 1.0]):
+        watch = observe(detector, watch, view(i, y, proxy=float(i)))
+    assert (watch.best_step, watch.best_score) == detector.kept(watch.rule)
+    assert isinstance(watch.rule, DivergenceState)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"z": 0.0},
+        {"side_z": -1.0},
+        {"z": 3.0, "fallback_z": 2.0},
+        {"signal": "loss"},
+        {"memory": 0.0},
+        {"warmup_evals": -2},
+    ],
+)
+def test_sig4_bad_parameters(kwargs: dict[str, Any]) -> None:
+    """SIG-4: a non-positive z or memory, a negative side_z, fallback_z below z, an unknown
+    signal, a negative warm-up."""
+    with pytest.raises(ValueError):
+        DivergenceDetector(**kwargs)
+
+
+# --- SIG-5: kl-budget ----------------------------------------------------------------------
+
+
+def kl_reference(detector: KlBudgetDetector, views: Sequence[CheckpointView]) -> list[float | None]:
+    """The slope's t-statistic at each report, from a least-squares fit of every pair so far
+    (None before the warm-up or when the fit is not concave); NaN when ill-conditioned."""
+    pairs: list[tuple[float, float]] = []
+    clock = None
+    out: list[float | None] = []
+    for v in views:
+        if math.isfinite(v.eval_score):
+            if clock is None:
+                clock = "kl" if v.kl is not None and math.isfinite(v.kl) else "step"
+            raw = (
+                (max(v.kl, 0.0) if v.kl is not None and math.isfinite(v.kl) else None)
+                if clock == "kl"
+                else float(v.step)
+            )
+            if raw is not None:
+                pairs.append((math.sqrt(raw) if clock == "kl" else raw, v.eval_score))
+        if len(pairs) < detector.warmup_evals or pairs[-1][0] <= 0:
+            out.append(None)
+            continue
+        d = np.array([p[0] for p in pairs])
+        y = np.array([p[1] for p in pairs]) - pairs[0][1]
+        u = np.where(d > 0, d * np.log(np.where(d > 0, d, 1.0)), 0.0)
+        x = np.column_stack([np.ones_like(d), d, u])
+        gram = x.T @ x
+        if np.linalg.cond(gram) > 1e8:
+            out.append(math.nan)
+            continue
+        theta = np.linalg.solve(gram, x.T @ y)
+        if not theta[2] < 0:
+            out.append(None)
+            continue
+        resid = y - x @ theta
+        variance = float(resid @ resid) / (len(pairs) - 3)
+        w = math.log(d[-1]) + 1.0
+        c = np.array([0.0, 1.0, w])
+        se = math.sqrt(variance * float(c @ np.linalg.solve(gram, c)))
+        out.append((theta[1] + theta[2] * w) / se if se > 0 else -math.inf)
+    return out
+
+
+@given(
+    st.lists(st.tuples(scores, st.floats(0.05, 3.0)), min_size=4, max_size=25),
+    st.sampled_from([d for d in DETECTORS if isinstance(d, KlBudgetDetector)]),
+)
+def test_sig5_kl_budget_equals_reference(rows: list[tuple[float, float]], detector: Any) -> None:
+    """SIG-5: each decision equals the one a least-squares fit of every pair so far makes
+    (reports whose statistic lies within 1e-6 of the threshold, or whose fit is
+    ill-conditioned, are not compared)."""
+    total, views = 0.0, []
+    for i, (y, step) in enumerate(rows):
+        total += step
+        views.append(view(i, y, kl=total))
+    fired, reference = False, kl_reference(detector, views)
+    for state, stat in zip(fold(detector, views), reference, strict=True):
+        if stat is not None and math.isnan(stat):
+            return  # ill-conditioned from here on: the online solve may differ
+        now = stat is not None and stat < -detector.z
+        if stat is not None and abs(stat + detector.z) < 1e-6:
+            return
+        fired = fired or now
+        assert detector.fired(state) == fired
+
+
+def test_sig5_gao_curve_is_stopped_past_its_peak() -> None:
+    """SIG-5: Gao's gold(d) = d (0.38 - 0.15 ln d) peaks at d* = exp(0.38 / 0.15 - 1) = 4.64;
+    with small alternating noise the detector fires past d*, never before, and its fitted
+    peak is near d*."""
+    detector = KlBudgetDetector(z=2.0)
+    ds = [0.5 * (i + 1) for i in range(20)]
+    views = [
+        view(i, d * (0.38 - 0.15 * math.log(d)) + 0.002 * (-1) ** i, kl=d * d)
+        for i, d in enumerate(ds)
+    ]
+    states = fold(detector, views)
+    first = [detector.fired(s) for s in states].index(True)
+    assert ds[first] > math.exp(0.38 / 0.15 - 1)
+    peak = detector.peak(states[-1])
+    assert peak is not None and abs(peak - math.exp(0.38 / 0.15 - 1)) < 0.2
+    assert not detector.uses_fallback(states[-1])
+
+
+def test_sig5_without_kl_the_clock_is_the_step() -> None:
+    """SIG-5, SIG-8: with no KL the clock is the step, and a rescaled step clock decides the
+    same as sqrt(KL) = step / 10."""
+    detector = KlBudgetDetector()
+    ys = [
+        d * (0.38 - 0.15 * math.log(d)) + 0.002 * (-1) ** i
+        for i, d in enumerate(0.5 * (i + 1) for i in range(20))
+    ]
+    bare = [view(i, y) for i, y in enumerate(ys)]
+    kl = [view(i, y, kl=(v.step / 10) ** 2) for i, (y, v) in enumerate(zip(ys, bare, strict=True))]
+    states = fold(detector, bare)
+    assert detector.uses_fallback(states[-1])
+    assert isinstance(states[-1], KlBudgetState)
+    assert [detector.fired(s) for s in states] == alarms(detector, kl)
+
+
+@pytest.mark.parametrize("kwargs", [{"z": 0.0}, {"z": math.nan}, {"warmup_evals": 3}])
+def test_sig5_bad_parameters(kwargs: dict[str, Any]) -> None:
+    """SIG-5: z not a finite number > 0, a warm-up below 4."""
+    with pytest.raises(ValueError):
+        KlBudgetDetector(**kwargs)
+
+
+# --- SIG-6: bocpd --------------------------------------------------------------------------
+
+
+def bocpd_reference(detector: BocpdDetector, ys: Sequence[float]) -> list[float]:
+    """The decline probability after each valid score, by the full run-length recursion with
+    every hypothesis's points kept and its posterior solved from them (no pruning)."""
+    valid = [y - ys[0] for y in ys]
+    hyps: list[dict[str, Any]] = [{"start": 0, "prior": 0.0, "w": 1.0, "pts": []}]
+    out = []
+    prior = np.diag([detector.level_scale**-2, detector.slope_scale**-2])
+    for t, y in enumerate(valid):
+        seconds = [abs(valid[i] - 2 * valid[i - 1] + valid[i - 2]) for i in range(2, t + 1)]
+        sigma = sum(seconds) / len(seconds) / ROUGHNESS_TO_SIGMA if seconds else 0.0
+        logs = []
+        for h in hyps:
+            log = math.log(h["w"]) if h["w"] > 0 else -math.inf
+            if sigma > 0:
+                x = np.array([[1.0, tau] for tau, _ in h["pts"]]).reshape(-1, 2)
+                r = np.array([v for _, v in h["pts"]])
+                cov = np.linalg.inv(x.T @ x + prior)
+                mean = cov @ (x.T @ r) if len(r) else np.zeros(2)
+                q = np.array([1.0, float(t - h["start"])])
+                var = sigma**2 * (1 + q @ cov @ q)
+                res = (y - h["prior"]) - q @ mean
+                log += -0.5 * (math.log(2 * math.pi * var) + res * res / var)
+            logs.append(log)
+        top = max(logs)
+        weights = [math.exp(v - top) for v in logs]
+        total = sum(weights)
+        for h, w in zip(hyps, weights, strict=True):
+            h["w"] = w / total * (1 - detector.hazard)
+            h["pts"].append((float(t - h["start"]), y - h["prior"]))
+        hyps.append({"start": t + 1, "prior": y, "w": detector.hazard, "pts": []})
+        total, num = 0.0, 0.0
+        for h in hyps:
+            if len(h["pts"]) < 2 or sigma == 0:
+                continue
+            x = np.array([[1.0, tau] for tau, _ in h["pts"]])
+            r = np.array([v for _, v in h["pts"]])
+            cov = np.linalg.inv(x.T @ x + prior)
+            mean = cov @ (x.T @ r)
+            below = 0.5 * math.erfc(mean[1] / (sigma * math.sqrt(cov[1, 1]) * math.sqrt(2)))
+            num += h["w"] * below
+            total += h["w"]
+        out.append(num / total if total > 0 else 0.0)
+    return out
+
+
+@given(
+    st.lists(scores, min_size=1, max_size=20),
+    st.sampled_from([0.1, 0.3]),
+    st.sampled_from([0.5, 2.0]),
+)
+def test_sig6_bocpd_equals_reference(ys: list[float], hazard: float, scale: float) -> None:
+    """SIG-6: with room for every hypothesis, the decline probability after each score equals
+    the full recursion's, each posterior solved from the hypothesis's own points."""
+    detector = BocpdDetector(hazard=hazard, slope_scale=scale, max_hypotheses=32)
+    states = fold(detector, [view(i, y) for i, y in enumerate(ys)])
+    got = [decline_probability(s, detector.level_scale, detector.slope_scale) for s in states]
+    assert got == pytest.approx(bocpd_reference(detector, ys), abs=1e-7)
+
+
+def test_sig6_prunes_to_the_bound_and_fires_on_a_collapse() -> None:
+    """SIG-6: never more than max_hypotheses hypotheses; a rise then a steep fall fires, a
+    rise with the same noise does not."""
+    rng = np.random.default_rng(5)
+    t = np.linspace(0.05, 1.0, 30)
+    noise = rng.normal(0.0, 0.02, len(t))
+    detector = BocpdDetector(threshold=0.95, max_hypotheses=6)
+    collapse = fold(
+        detector, [view(i, y) for i, y in enumerate(np.where(t < 0.5, t, 1.0 - t) + noise)]
+    )
+    rise = fold(detector, [view(i, y) for i, y in enumerate(t + noise)])
+    assert all(len(s.starts) <= 6 for s in collapse + rise)
+    assert detector.fired(collapse[-1]) and not detector.fired(rise[-1])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"hazard": 0.0},
+        {"hazard": 1.0},
+        {"threshold": 1.0},
+        {"level_scale": 0.0},
+        {"slope_scale": -1.0},
+        {"max_hypotheses": 1},
+        {"warmup_evals": -1},
+    ],
+)
+def test_sig6_bad_parameters(kwargs: dict[str, Any]) -> None:
+    """SIG-6: hazard or threshold outside (0, 1), a non-positive scale, fewer than two
+    hypotheses, a negative warm-up."""
+    with pytest.raises(ValueError):
+        BocpdDetector(**kwargs)
+    with pytest.raises(ValueError):
+        BocpdState(starts=(0, 1))
+
+
+# --- SIG-1 ---------------------------------------------------------------------------------
+
+
+def test_sig1_kl_crosses_the_boundary() -> None:
+    """SIG-1: an observation's KL is its checkpoint report's, None by default."""
+    job = make_job(1, kind=JobKind.RLHF, scores=[0.1, 0.2])
+    job = attrs.evolve(
+        job, observations=tuple(attrs.evolve(o, kl=0.5 * i) for i, o in enumerate(job.observations))
+    )
+    assert [checkpoint_report(job, i + 1, 0).kl for i in range(2)] == [0.0, 0.5]
+    assert Observation(1, 0.5, 1.0).kl is None
+
+
+# --- SIG-7: saved states -------------------------------------------------------------------
+
+
+@given(
+    st.lists(st.tuples(scores, scores, st.floats(0.0, 5.0)), min_size=1, max_size=15),
+    st.sampled_from(DETECTORS),
+    st.data(),
+)
+def test_sig7_a_monitor_saves_and_restores_every_signal_detector(
+    rows: list[tuple[float, float, float]], detector: Any, data: Any
+) -> None:
+    """SIG-7, MON-11: a monitor saved after any prefix of a stream (proxy and KL included) and
+    restored from its JSON gives the same verdicts on the rest as the original."""
+    cut = data.draw(st.integers(0, len(rows)))
+    original = Monitor(detector)
+    for i, (y, proxy, kl) in enumerate(rows[:cut]):
+        original.observe("j", 10 * (i + 1), y, proxy_reward=proxy, kl=kl)
+    restored = Monitor.from_json(original.to_json())
+    assert restored.to_dict() == original.to_dict()
+    for i, (y, proxy, kl) in enumerate(rows[cut:], start=cut):
+        step = 10 * (i + 1)
+        assert restored.observe("j", step, y, proxy_reward=proxy, kl=kl) == original.observe(
+            "j", step, y, proxy_reward=proxy, kl=kl
+        )
+
+
+def test_sig7_a_malformed_saved_state_is_refused() -> None:
+    """SIG-7, MON-15: a saved bocpd state whose hypothesis columns differ in length, or whose
+    tuple is not a list, is a ValueError."""
+    monitor = Monitor(BocpdDetector())
+    for i, y in enumerate([0.1, 0.2, 0.3]):
+        monitor.observe("j", 10 * (i + 1), y)
+    saved = monitor.to_dict()
+    saved["jobs"][0]["rule"]["starts"] = saved["jobs"][0]["rule"]["starts"][:-1]
+    with pytest.raises(ValueError):
+        Monitor.from_dict(saved)
+    saved = monitor.to_dict()
+    saved["jobs"][0]["rule"]["weights"] = 0.5
+    with pytest.raises(ValueError):
+        Monitor.from_dict(saved)
+
+
+def test_sig1_monitor_refuses_a_bad_kl() -> None:
+    """SIG-1, MON-1: a KL that is not a real number raises before any state changes."""
+    monitor = Monitor(DivergenceDetector(signal="kl"))
+    with pytest.raises(TypeError):
+        monitor.observe("j", 10, 0.5, kl="big")  # type: ignore[arg-type]
+    assert monitor.to_dict()["jobs"] == []
+
+
+@pytest.mark.parametrize("detector", DETECTORS)
+def test_sig2_extreme_scores_do_not_break_the_fold(detector: Any) -> None:
+    """SIG-2: scores near the float range, and tiny ones whose noise underflows, fold without
+    an error and leave a state a monitor can save (finite numbers)."""
+    for ys in ([0.0, 1e300, -1e300, 1e300, 0.0, 5.0, -1e300], [0.0, 0.0, 1e-268, 0.0, 1e-300]):
+        views = [view(i, y, proxy=y, kl=abs(y)) for i, y in enumerate(ys)]
+        monitor = Monitor(detector)
+        for v in views:
+            monitor.observe("j", v.step, v.eval_score, proxy_reward=v.proxy_reward, kl=v.kl)
+        fold(detector, views)
+        monitor.to_json()
