@@ -50,7 +50,8 @@ def test_rpl10_replay_reads_watchs_run_folders_with_its_default_rule(
     ]
     assert by_folder == by_root
     assert all(r["stopped"] for r in by_root)
-    code = main(["watch", str(root), "--metric", "score", "--once"])
+    state = tmp_path / "watch.sqlite"  # the default --state would land in the working folder
+    code = main(["watch", str(root), "--metric", "score", "--once", "--state", str(state)])
     assert code == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert sorted(Path(line["run"]).name for line in lines) == ["hf", "jsonl"]
