@@ -94,6 +94,12 @@ class EvalStopState:
         # which the engine shows it whatever this says (POL-6).
         return self._base.checkpoint_views
 
+    @property
+    def keeps_starts(self) -> bool:
+        """``POL-10``: the wrapper starts only what its base decides, so it keeps its starts
+        when the base does."""
+        return bool(getattr(self._base, "keeps_starts", False))
+
     def queued(self, job: JobView) -> None:
         self._base.queued(job)
 

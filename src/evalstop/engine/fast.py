@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Any
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import start_watch
+from evalstop.core.detectors import Watch, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.core.registry import alone
 from evalstop.engine.arrivals import Arrivals, QueueItem
 from evalstop.engine.collector import engine_only, paused
 from evalstop.engine.errors import EngineError
-from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
+from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter, Row
 from evalstop.engine.record import JobRecord, materialize, placed
 from evalstop.engine.simulator import check_policy
 from evalstop.engine.state import JobStatus, Scenario, SimState, check_invariants
@@ -85,6 +86,11 @@ class FastSimulator:
         self._policy_state: PolicyState | None = (
             start_run(total_gpus) if start_run is not None else None
         )
+        # POL-10: a state whose decide takes its own starts off its queue is not told them
+        self._keeps = bool(getattr(self._policy_state, "keeps_starts", False))
+        # the initial watches, immutable values: shared by every record when no detector's
+        # state lives outside the record (ENG-17), else made per job
+        self._fresh = self._watches() if self._in_place is not None or not policy.detectors else None
 
     @property
     def log(self) -> EventLog:
@@ -166,12 +172,13 @@ class FastSimulator:
             )
 
     def _loop(self, limit: float) -> None:
-        """The hot loop. A checkpoint that no policy looks at (POL-6) is handled inline:
-        ``_checkpoint``'s work for a checkpoint that is not the last, the decline fold in the
-        record (ENG-17); the policy is consulted only once the job's watch has fired."""
+        """The hot loop. Arrivals go straight to :meth:`_arrival`. A checkpoint that no policy
+        looks at (POL-6) is handled inline: ``_checkpoint``'s work, the decline fold in the
+        record (ENG-17); the policy is consulted only at a completion, or once the job's
+        watch has fired."""
         queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
-        handle, rows, writer = self._handle, self._rows, self._writer
-        row, state, chunk = rows.append, self._policy_state, writer.chunk
+        handle, arrival, rows, writer = self._handle, self._arrival, self._rows, self._writer
+        row, state, chunk, finish = rows.append, self._policy_state, writer.chunk, self._finish
         detectors = self._detectors
         folds = self._in_place is not None
         quiet = state is not None and not state.checkpoint_views and (folds or not detectors)
@@ -182,7 +189,10 @@ class FastSimulator:
                     writer.pack()
                 time, rank, _, job_id, index, epoch = pop(queue)
                 handled += 1
-                if rank != _CHECKPOINT_RANK or not quiet:
+                if rank == _ARRIVAL_RANK:
+                    arrival(time, job_id)
+                    continue
+                if not quiet:
                     handle(time, _KINDS[rank], job_id, index, epoch)
                     continue
                 record = active.get(job_id)
@@ -203,6 +213,10 @@ class FastSimulator:
                     record.previous_loss, record.last_loss = record.last_loss, loss
                 record.cached_view = None
                 row((time, _CKPT, job_id, record.gpus, index, step, score))
+                if index == record.planned:
+                    self._now = time
+                    finish(record, (time, _FINISH, job_id, record.gpus, index, step, score))
+                    continue
                 record.next_index = nxt = index + 1
                 # Job.checkpoint_service(nxt), inlined (MOD-3)
                 gap = observations[index].step * record.duration // record.last_step - service
@@ -222,44 +236,51 @@ class FastSimulator:
     def _handle(self, time: int, kind: EventKind, job_id: JobId, index: int, epoch: int) -> None:
         if time < self._now:
             raise EngineError(f"event at t={time} is before the clock t={self._now}")
+        if kind is _ARRIVAL:
+            self._arrival(time, job_id)
+            return
         self._now = time
-        job = self._jobs.get(job_id)
-        if job is None:
+        if job_id not in self._jobs:
             raise EngineError(f"event for unknown job {job_id}")
         changed: JobView | None = None
-        if kind is _ARRIVAL:
-            self._arrive(job)
-        else:
-            record = self._active.get(job_id)
-            if record is None or record.epoch != epoch or record.since is None:
-                return  # stale (ENG-7): nothing but the clock
-            if not self._checkpoint(record, index) and kind is _CHECKPOINT:
-                state = self._policy_state
-                if state is None or state.checkpoint_views:
-                    changed = record.view()
-                    if state is not None:
-                        state.reported(changed)
-                elif record.fired():
-                    changed = record.view()
-                else:
-                    return  # the policy cannot need a decision here (POL-6)
+        record = self._active.get(job_id)
+        if record is None or record.epoch != epoch or record.since is None:
+            return  # stale (ENG-7): nothing but the clock
+        if not self._checkpoint(record, index) and kind is _CHECKPOINT:
+            state = self._policy_state
+            if state is None or state.checkpoint_views:
+                changed = record.view()
+                if state is not None:
+                    state.reported(changed)
+            elif record.fired():
+                changed = record.view()
+            else:
+                return  # the policy cannot need a decision here (POL-6)
         self._consult(kind, changed)
 
     def _consult(self, kind: EventKind, changed: JobView | None) -> None:
         if self.world.policy.needs_decision(kind, changed):
             self._apply(self._decide(kind, changed))
 
-    def _arrive(self, job: Job) -> None:
-        job_id = job.job_id
+    def _watches(self) -> tuple[Watch[Any], ...]:
+        return tuple(start_watch(d) for d in self._detectors)
+
+    def _arrival(self, time: int, job_id: JobId) -> None:
+        """Job ``job_id`` arrives at ``time`` (not before the clock): its record, then the
+        decision."""
+        self._now = time
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise EngineError(f"event for unknown job {job_id}")
         if job_id in self._active:
             raise EngineError(f"job {job_id} arrived twice")
-        self._arrivals.arrived(self.queue, self._now, job_id)
-        detectors = self._detectors
-        watches = tuple(start_watch(d) for d in detectors)
-        record = self._active[job_id] = JobRecord(job, detectors, watches, self._in_place)
-        self._rows.append((self._now, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
+        self._arrivals.arrived(self.queue, time, job_id)
+        watches = self._fresh if self._fresh is not None else self._watches()
+        record = self._active[job_id] = JobRecord(job, self._detectors, watches, self._in_place)
+        self._rows.append((time, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
         if self._policy_state is not None:
             self._policy_state.queued(record.view())
+        self._consult(_ARRIVAL, None)
 
     def _checkpoint(self, record: JobRecord, index: int) -> bool:
         """Fold checkpoint ``index`` into ``record``; True when it was the last one (finish)."""
@@ -284,12 +305,7 @@ class FastSimulator:
         record.cached_view = None
         self._rows.append((now, _CKPT, job_id, record.gpus, index, obs.step, score))
         if index == record.planned:
-            del self._running[job_id], self._active[job_id]
-            self._free += record.gpus
-            self._ended[job_id] = JobStatus.FINISHED
-            if self._policy_state is not None:
-                self._policy_state.ended(job_id)
-            self._rows.append((now, _FINISH, job_id, record.gpus, index, obs.step, score))
+            self._end(record, (now, _FINISH, job_id, record.gpus, index, obs.step, score))
             return True
         record.next_index = nxt = index + 1
         record.next_service = job.checkpoint_service(nxt)
@@ -300,6 +316,21 @@ class FastSimulator:
         )
         self._seq += 1
         return False
+
+    def _end(self, record: JobRecord, row: Row) -> None:
+        """The job's last checkpoint was folded and logged: it finishes (``row``)."""
+        job_id = record.job.job_id
+        del self._running[job_id], self._active[job_id]
+        self._free += record.gpus
+        self._ended[job_id] = JobStatus.FINISHED
+        if self._policy_state is not None:
+            self._policy_state.ended(job_id)
+        self._rows.append(row)
+
+    def _finish(self, record: JobRecord, row: Row) -> None:
+        """The job finishes (``row``, at the clock), then the decision at its completion."""
+        self._end(record, row)
+        self._consult(_COMPLETION, None)
 
     # -- the decision ----------------------------------------------------------------------------
 
@@ -391,5 +422,5 @@ class FastSimulator:
         heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq, job_id, index, record.epoch))
         self._seq += 1
         self._rows.append((now, _START, job_id, record.gpus, record.evals_done, 0, 0.0))
-        if self._policy_state is not None:
+        if self._policy_state is not None and not self._keeps:
             self._policy_state.started(record.view())
