@@ -10,7 +10,14 @@ is consulted exactly as the pure engine consults it (slower: O(active) per decis
 
 The pure ``step`` stays the reference: the stateful tests drive both engines (and a naive
 model) on every generated history and compare them after every event. A fast simulator that
-raised is broken: it refuses further events.
+raised is broken: it refuses further events. It names no policy and no detector class: it
+specialises only through the policy's own state (``POL-6``; a state that takes its own starts
+off its queue is not told them, ``POL-10``) and the in-place fold of a lone built-in rule
+(``ENG-17``), which the core describes.
+
+Longer than 400 lines: the hot loop and the handlers it calls share the engine's fields and
+inline each other's work; split across modules they would read them through another object
+at every event, which is the cost this module exists to avoid.
 """
 
 from __future__ import annotations
@@ -90,7 +97,8 @@ class FastSimulator:
         self._keeps = bool(getattr(self._policy_state, "keeps_starts", False))
         # the initial watches, immutable values: shared by every record when no detector's
         # state lives outside the record (ENG-17), else made per job
-        self._fresh = self._watches() if self._in_place is not None or not policy.detectors else None
+        shared = self._in_place is not None or not policy.detectors
+        self._fresh = self._watches() if shared else None
 
     @property
     def log(self) -> EventLog:
@@ -179,8 +187,7 @@ class FastSimulator:
         queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
         handle, arrival, rows, writer = self._handle, self._arrival, self._rows, self._writer
         row, state, chunk, finish = rows.append, self._policy_state, writer.chunk, self._finish
-        detectors = self._detectors
-        folds = self._in_place is not None
+        detectors, folds = self._detectors, self._in_place is not None
         quiet = state is not None and not state.checkpoint_views and (folds or not detectors)
         time, handled = self._now, 0
         try:
@@ -199,22 +206,19 @@ class FastSimulator:
                 if record is None or record.epoch != epoch or record.since is None:
                     continue  # stale (ENG-7)
                 if index != record.next_index:
-                    want = record.next_index
-                    raise EngineError(f"job {job_id}: checkpoint {index}, expected {want}")
+                    raise _out_of_order(job_id, index, record)
                 observations = record.observations
                 obs = observations[index - 1]
                 service, score, loss, step = record.next_service, obs.eval_score, obs.loss, obs.step
                 fired = folds and record.fold(step, score)
                 record.evals_done, record.service, record.since = index, service, time
-                record.last_score = score
+                record.last_score, record.cached_view = score, None
                 if _isfinite(loss):
                     if record.first_loss is None:
                         record.first_loss = loss
                     record.previous_loss, record.last_loss = record.last_loss, loss
-                record.cached_view = None
                 row((time, _CKPT, job_id, record.gpus, index, step, score))
                 if index == record.planned:
-                    self._now = time
                     finish(record, (time, _FINISH, job_id, record.gpus, index, step, score))
                     continue
                 record.next_index = nxt = index + 1
@@ -225,8 +229,7 @@ class FastSimulator:
                 push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
                 self._seq += 1
                 if fired:
-                    self._now = time
-                    self._consult(_CHECKPOINT, record.view())
+                    self._fired(record, time)
         finally:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
@@ -287,14 +290,14 @@ class FastSimulator:
         job, now = record.job, self._now
         job_id = job.job_id
         if index != record.next_index:
-            raise EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
+            raise _out_of_order(job_id, index, record)
         obs = job.observations[index - 1]
         service = record.next_service
         score = obs.eval_score
         if record.folding is not None:
             record.fold(obs.step, score)
         elif self._detectors:
-            record.fold_report(now, index, service, obs)
+            record.fold_report(now, index)
         record.evals_done, record.service, record.since = index, service, now
         record.last_score = score
         loss = obs.loss
@@ -328,9 +331,16 @@ class FastSimulator:
         self._rows.append(row)
 
     def _finish(self, record: JobRecord, row: Row) -> None:
-        """The job finishes (``row``, at the clock), then the decision at its completion."""
+        """The job finishes (``row``: its time is the clock's), then the decision at its
+        completion."""
+        self._now = row[0]
         self._end(record, row)
         self._consult(_COMPLETION, None)
+
+    def _fired(self, record: JobRecord, time: int) -> None:
+        """The running job's watch fired at its checkpoint at ``time``: the policy is shown it."""
+        self._now = time
+        self._consult(_CHECKPOINT, record.view())
 
     # -- the decision ----------------------------------------------------------------------------
 
@@ -424,3 +434,7 @@ class FastSimulator:
         self._rows.append((now, _START, job_id, record.gpus, record.evals_done, 0, 0.0))
         if self._policy_state is not None and not self._keeps:
             self._policy_state.started(record.view())
+
+
+def _out_of_order(job_id: JobId, index: int, record: JobRecord) -> EngineError:
+    return EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
