@@ -25,7 +25,17 @@ import attrs
 
 from evalstop.watch.source import SourceError
 
-__all__ = ["MAX_LINE", "MAX_READ", "Cursor", "Tail", "drain", "opened", "pread", "read_tail"]
+__all__ = [
+    "MAX_LINE",
+    "MAX_READ",
+    "Cursor",
+    "Tail",
+    "cursor_at",
+    "drain",
+    "opened",
+    "pread",
+    "read_tail",
+]
 
 MAX_READ = 64 * 2**20
 """Most bytes one poll reads from one file (the rest waits for the next poll). Chosen from
@@ -69,8 +79,12 @@ class Cursor:
 
     @classmethod
     def from_json(cls, position: Any) -> Cursor:
-        """The cursor of a saved position (None: a new file)."""
-        if position is None:
+        """The cursor of a saved position (None: a new file).
+
+        An offset (or ``[offset, header]``) saved before cursors existed, with no identity,
+        reads the file again from its start: the monitor ignores the steps it folded.
+        """
+        if position is None or isinstance(position, int) or len(position) == 2:
             return cls()
         offset, device, inode, mark, last, extra = position
         return cls(int(offset), int(device), int(inode), str(mark), int(last), extra)
@@ -94,6 +108,20 @@ def opened(path: Path) -> Iterator[tuple[int, os.stat_result]]:
         yield fd, info
     finally:
         os.close(fd)
+
+
+def cursor_at(path: Path, offset: int, last: int = -1, extra: Any = None) -> Cursor:
+    """The cursor of ``path`` read to ``offset``, for a position saved without the file's
+    identity (schema 1, ``WCH-14``); when the file is gone or shorter, a cursor that reads it
+    again from its start (its steps up to ``last`` skipped)."""
+    try:
+        with opened(path) as (fd, info):
+            if info.st_size >= offset:
+                mark = _mark(path, fd, offset)
+                return Cursor(offset, info.st_dev, info.st_ino, mark, last, extra)
+    except SourceError:
+        pass
+    return Cursor(last=last)
 
 
 def _why(error: Exception) -> str:
