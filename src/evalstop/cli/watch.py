@@ -18,6 +18,7 @@ import os
 import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -43,6 +44,28 @@ MARKER = "evalstop-stop.json"
 GRACE = 5.0
 """Seconds a SIGTERM leaves running ``--on-stop`` commands before they are killed (and redone
 at the next start): the watcher ends well within 10 s (``WCH-7``)."""
+
+DEADLINE = 8.0
+"""Seconds after a SIGTERM or SIGINT by which the watcher has exited, whatever it is blocked in
+(a source whose server never answers): then it exits at once, the state file left as a
+SIGKILL leaves it, which loses nothing (``WCH-15``, ``WCH-3``)."""
+
+
+def _exit_at(deadline: float) -> threading.Timer:
+    """Exit the process ``deadline`` seconds from now unless the returned timer is cancelled
+    (``run`` cancels it when it returns in time)."""
+
+    def force() -> None:
+        _report(
+            f"still busy {deadline:g} s after the signal (a source that does not answer?); "
+            "exiting now, a restart goes on from the last commit"
+        )
+        os._exit(0)
+
+    timer = threading.Timer(deadline, force)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="kill an --on-stop command still running after this long (default 60)",
+        help="kill an --on-stop command still running after this long, and leave behind a "
+        "source's own stop action (an MLflow tag) that has not returned (default 60)",
     )
     parser.add_argument(
         "--on-stop-jobs",
@@ -194,8 +218,12 @@ def run(args: argparse.Namespace) -> int:
     sources = _sources(args, roots)
     stopping = False
 
+    timers: list[threading.Timer] = []
+
     def on_signal(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
+        if not stopping:
+            timers.append(_exit_at(DEADLINE))
         stopping = True
 
     # Before the state file is locked: a watcher that holds the lock handles SIGTERM.
@@ -203,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = StateStore(args.state, settings)
     except StateError as error:
-        _restore(previous)
+        _restore(previous, timers)
         raise CliError(str(error)) from None
     runner = ActionRunner(
         sources, argv, timeout=args.on_stop_timeout, jobs=args.on_stop_jobs, report=_report
@@ -231,10 +259,12 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     finally:
         store.close()
-        _restore(previous)
+        _restore(previous, timers)
     return 0
 
 
-def _restore(previous: dict[signal.Signals, Any]) -> None:
+def _restore(previous: dict[signal.Signals, Any], timers: list[threading.Timer]) -> None:
     for sig, handler in previous.items():
         signal.signal(sig, handler)
+    for timer in timers:
+        timer.cancel()  # ended in time
