@@ -32,7 +32,7 @@ from evalstop.live.direction import ModeChoice, UnknownDirectionError
 from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
 from evalstop.watch.folders import FolderRuns
-from evalstop.watch.source import Run, RunSource
+from evalstop.watch.source import Run, RunSource, Sides
 from evalstop.watch.store import StateError, StateStore
 from evalstop.watch.watcher import Watcher, watch
 
@@ -72,6 +72,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs to follow")
     parser.add_argument("--metric", metavar="KEY", required=True, help="the eval metric")
     parser.add_argument("--k", type=int, help="declines that trigger evalstop")
+    parser.add_argument(
+        "--proxy-metric",
+        metavar="KEY",
+        help="the proxy reward logged with each evaluation, for the divergence detector "
+        "(default: proxy_reward, where a log has it)",
+    )
+    parser.add_argument(
+        "--kl-metric",
+        metavar="KEY",
+        help="the KL logged with each evaluation, for the kl-budget and divergence detectors "
+        "(default: kl, where a log has it)",
+    )
     parser.add_argument(
         "--mode",
         choices=get_args(ModeChoice),
@@ -172,7 +184,7 @@ def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
 
 
 def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
-    sources: list[RunSource] = [FolderRuns(roots, args.metric, args.step_column)]
+    sources: list[RunSource] = [FolderRuns(roots, args.metric, args.step_column, _sides(args))]
     if args.mlflow is not None:
         from evalstop.watch.mlflow import MlflowRuns
 
@@ -184,6 +196,24 @@ def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
     if slurm is not None:
         sources.append(slurm)
     return sources
+
+
+def _sides(args: argparse.Namespace) -> Sides:
+    """The side signals read beside ``--metric`` (``WCH-16``)."""
+    given = frozenset(n for n in (args.proxy_metric, args.kl_metric) if n is not None)
+    proxy = "proxy_reward" if args.proxy_metric is None else args.proxy_metric
+    kl = "kl" if args.kl_metric is None else args.kl_metric
+    return Sides(proxy, kl, given)
+
+
+def _settings(args: argparse.Namespace, template: Monitor) -> dict[str, Any]:
+    """What a state file must have been made with: the rule's inputs (``WCH-5``). A side
+    signal's key is recorded only when given, so a state made before the options still fits."""
+    settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
+    for key, name in (("proxy_metric", args.proxy_metric), ("kl_metric", args.kl_metric)):
+        if name is not None:
+            settings[key] = name
+    return settings
 
 
 def _discoverer(sources: list[RunSource]) -> Callable[[], list[Run]]:
@@ -214,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         template = new_monitor()
     except UnknownDirectionError as error:
         raise CliError(f"--metric: {error}") from None
-    settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
+    settings = _settings(args, template)
     sources = _sources(args, roots)
     stopping = False
 
