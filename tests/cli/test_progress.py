@@ -18,8 +18,8 @@ def test_plain_lines_every_tenth_when_not_a_terminal(monkeypatch: pytest.MonkeyP
     for done in range(1, 21):
         bar(done, 20)
     lines = err.getvalue().splitlines()
-    done = [1, *range(2, 21, 2)]
-    assert [line.split(",")[0] for line in lines] == [f"gym: {d}/20 runs" for d in done]
+    expected = [1, *range(2, 21, 2)]
+    assert [line.split(",")[0] for line in lines] == [f"gym: {d}/20 runs" for d in expected]
     quiet = ProgressBar("6 simulations", enabled=False)
     quiet(6, 6)
     assert err.getvalue().splitlines() == lines
