@@ -21,7 +21,8 @@ Rule (``SIG-9``, written before the first run): admissible when harmful stops ar
 the healthy runs at each density; the highest mean recall over the densities, ties within one
 point broken by the lower mean gain-floored regret, then grid order; with no admissible point,
 the lowest highest harmful rate. The entry points' default: the same rule over every
-registered detector at its defaults (the four at their chosen ones).
+registered detector at its defaults (the four at their chosen ones); that pick
+(``registry.DEV_PICK``) becomes ``DEFAULT_DETECTOR`` only if it passes ``SIG-11``'s guard.
 """
 
 from __future__ import annotations

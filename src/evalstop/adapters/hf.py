@@ -91,7 +91,8 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
             for ``greater_is_better`` with a table of known names (spec ``MON-13``); an unknown
             name raises asking for the mode.
         k: stop at the k-th consecutive decline (``DeclineDetector(k)``, the paper's rule);
-            give ``k`` or ``detector``. With neither: ``NoiseAwareDetector()``.
+            give ``k`` or ``detector``. With neither: the one default detector
+            (``default_detector()``, ``SIG-11``).
         detector: any :class:`~evalstop.core.detectors.Detector`.
         strict: an evaluation without the metric raises ``MissingMetricError`` naming the
             metrics it has (default False: the ``Trainer``'s ``EarlyStoppingCallback`` only
