@@ -31,7 +31,6 @@ state, in a record of the same step read in the same poll of an event file.
 from __future__ import annotations
 
 import csv
-import importlib
 import math
 import stat
 import struct
@@ -39,10 +38,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstop.traces.errors import TraceError
+from evalstop.traces.errors import ReaderUnavailableError, TraceError
 from evalstop.traces.parse import STEP_CANDIDATES, Bad, parse_step, parse_value
 from evalstop.traces.source import MAX_JSON_BYTES, parse_json
-from evalstop.traces.tensorboard import _checksum
+from evalstop.traces.tensorboard import _checksum, _modules
 from evalstop.traces.tfrecord import header_ok
 from evalstop.watch.files import MAX_READ, Cursor, Tail, drain, opened, pread, read_tail
 from evalstop.watch.source import Point, Sides, SourceError
@@ -300,14 +299,11 @@ def _one_element(tensor: Any) -> bool:
 
 
 def _tensorboard(label: str) -> tuple[Any, Any]:
+    """The reader's TensorBoard modules (``traces/tensorboard.py``); a source's error without."""
     try:
-        event_pb2 = importlib.import_module("tensorboard.compat.proto.event_pb2")
-        tensor_util = importlib.import_module("tensorboard.util.tensor_util")
-    except ImportError:
-        raise SourceError(
-            f"{label}: reading TensorBoard event files needs pip install 'evalstop[tensorboard]'"
-        ) from None
-    return event_pb2, tensor_util
+        return _modules(label)
+    except ReaderUnavailableError as error:
+        raise SourceError(str(error)) from None
 
 
 class TrainerStateSource:
