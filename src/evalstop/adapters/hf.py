@@ -42,7 +42,7 @@ from evalstop.adapters._core import (
     check_path,
     optional_class,
 )
-from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.core.detectors import Detector
 from evalstop.live.monitor import Mode, Monitor, MonitorVerdict
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
         stop_path = check_path("stop_file", stop_file)
         super().__init__()
         self._feed = feed
+        self._k = k  # as given: what state() saves, so a resumed callback is built the same
         self._event: Event = event
         self._stop_file = stop_path
         self._output_dir: str | None = None
@@ -285,13 +286,11 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
 
     def state(self) -> dict[str, Any]:
         """The callback's arguments and monitor, saved in each checkpoint's trainer state."""
-        detector = self._feed.monitor.detector
-        k = detector.k if isinstance(detector, DeclineDetector) else None
         return {
             "args": {
                 "metric": self.metric,
                 "mode": self.mode,
-                "k": k,
+                "k": self._k,
                 "event": self._event,
                 "stop_file": self._stop_file,
                 "strict": self._feed.strict,

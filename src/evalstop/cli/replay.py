@@ -115,16 +115,21 @@ def parse_where(items: list[str]) -> dict[str, str]:
     return where
 
 
+def _trace(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
+    """``metric`` of the log at ``path``, read with the command's reading options."""
+    return read_trace(
+        path,
+        metric,
+        format=args.format,
+        step_column=args.step_column,
+        where=parse_where(args.where),
+        order=args.order,
+    )
+
+
 def _read(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
     try:
-        return read_trace(
-            path,
-            metric,
-            format=args.format,
-            step_column=args.step_column,
-            where=parse_where(args.where),
-            order=args.order,
-        )
+        return _trace(args, path, metric)
     except TraceError as error:
         raise CliError(str(error)) from None
 
@@ -134,14 +139,7 @@ def _side(args: argparse.Namespace, path: str, given: str | None, default: str) 
     if given is not None:
         return _read(args, path, given)
     try:
-        return read_trace(
-            path,
-            default,
-            format=args.format,
-            step_column=args.step_column,
-            where=parse_where(args.where),
-            order=args.order,
-        )
+        return _trace(args, path, default)
     except TraceError:
         return None
 

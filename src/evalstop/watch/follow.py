@@ -12,7 +12,8 @@ size are checked before anything is allocated.
   :class:`~evalstop.watch.files.Cursor` (byte offset, file identity, fingerprint, last step,
   and for CSV the header). Only complete lines are read; a partly written last line waits. A
   rotated, truncated or rewritten file is read again from its first byte, and only its steps
-  after the last one folded count.
+  after the last one folded count; before that, the previous file (renamed beside it, or a
+  copytruncate's copy) is drained to its end (``WCH-13``).
 - TensorBoard event files grow by appending records, followed the same way; only complete
   records are read, each checked against its CRC-32C checksums (a mismatch is corruption,
   reported; a record cut short is the end of a log being written, and waits).
@@ -27,20 +28,19 @@ value is no evaluation; a step is ``parse_step``'s.
 from __future__ import annotations
 
 import csv
-import importlib
 import math
 import stat
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalstop.traces.errors import TraceError
+from evalstop.traces.errors import ReaderUnavailableError, TraceError
 from evalstop.traces.parse import STEP_CANDIDATES, Bad, parse_step, parse_value
 from evalstop.traces.source import MAX_JSON_BYTES, parse_json
-from evalstop.traces.tensorboard import _checksum
+from evalstop.traces.tensorboard import _checksum, _modules
 from evalstop.traces.tfrecord import header_ok
-from evalstop.watch.files import MAX_READ, Cursor, Tail, opened, pread, read_tail
+from evalstop.watch.files import MAX_READ, Cursor, Tail, drain, opened, pread, read_tail
 from evalstop.watch.source import Point, SourceError
 
 __all__ = [
@@ -92,14 +92,44 @@ def _json(label: str, text: str, where: str) -> Any:
 
 def _keep(
     points: list[Point], tail: Tail, consumed: int, extra: Any = None
-) -> tuple[list[Point], Any]:
+) -> tuple[list[Point], Cursor]:
     """The points, less those at or before the last step folded when the file is read again
-    from its start (rotated, rewritten), and the position after ``consumed`` bytes."""
+    from its start (rotated, rewritten), and the cursor after ``consumed`` bytes."""
     last = tail.start.last
     if tail.start.offset == 0 and last >= 0:
         points = [(s, v) for s, v in points if s > last]
     last = max([last, *(s for s, _ in points)])
-    return points, tail.cursor(consumed, last, extra).to_json()
+    return points, tail.cursor(consumed, last, extra)
+
+
+Parse = Callable[[Tail], tuple[list[Point], int, Any]]
+"""A reader's parsing of one tail: its points, the bytes consumed, the cursor's ``extra``."""
+
+
+def _parsed(tail: Tail, parse: Parse) -> tuple[list[Point], Cursor]:
+    points, consumed, extra = parse(tail)
+    return _keep(points, tail, consumed, extra)
+
+
+def _follow(path: Path, position: Any, *, lines: bool, parse: Parse) -> tuple[list[Point], Any]:
+    """The points after ``position``: first what a rotated or copy-truncated previous file
+    still holds (``WCH-13``), then the file's own, and the position after them."""
+    saved = Cursor.from_json(position)
+    points: list[Point] = []
+    old = drain(path, saved, lines=lines)
+    if old is not None:
+        points, cursor = _parsed(old, parse)
+        if not old.whole:
+            return points, cursor.to_json()  # the rest of the previous file at the next poll
+        saved = Cursor(last=cursor.last)
+        try:
+            tail = read_tail(path, saved, lines=lines)
+        except SourceError:
+            return points, cursor.to_json()  # renamed away, not created again yet
+    else:
+        tail = read_tail(path, saved, lines=lines)
+    new, cursor = _parsed(tail, parse)
+    return points + new, cursor.to_json()
 
 
 class JsonlSource:
@@ -113,7 +143,9 @@ class JsonlSource:
         return str(self._path)
 
     def read(self, position: Any) -> tuple[Sequence[Point], Any]:
-        tail = read_tail(self._path, Cursor.from_json(position), lines=True)
+        return _follow(self._path, position, lines=True, parse=self._parse)
+
+    def _parse(self, tail: Tail) -> tuple[list[Point], int, Any]:
         points: list[Point] = []
         for number, line in enumerate(_decode(self._path, tail.data), 1):
             if not line.strip():
@@ -122,7 +154,7 @@ class JsonlSource:
             if not isinstance(cells, dict):
                 raise SourceError(f"{self._path}: a line is not a JSON object")
             self._add(points, number, cells)
-        return _keep(points, tail, len(tail.data))
+        return points, len(tail.data), None
 
     def _add(self, points: list[Point], number: int, cells: dict[str, Any]) -> None:
         value = _value(self.key, number, self._metric, cells.get(self._metric))
@@ -135,8 +167,7 @@ class JsonlSource:
 class CsvSource(JsonlSource):
     """New rows of a CSV file with a header line; position: a cursor holding the header."""
 
-    def read(self, position: Any) -> tuple[Sequence[Point], Any]:
-        tail = read_tail(self._path, Cursor.from_json(position), lines=True)
+    def _parse(self, tail: Tail) -> tuple[list[Point], int, Any]:
         header = tail.start.extra
         points: list[Point] = []
         rows = csv.reader(_decode(self._path, tail.data))
@@ -150,7 +181,7 @@ class CsvSource(JsonlSource):
                 self._add(points, number, dict(zip(header, cells, strict=False)))
         except csv.Error as error:
             raise SourceError(f"{self._path}: not CSV ({error})") from None
-        return _keep(points, tail, len(tail.data), header)
+        return points, len(tail.data), header
 
 
 _HEADER = struct.Struct("<QI")
@@ -169,7 +200,9 @@ class EventFileSource:
         return str(self._path)
 
     def read(self, position: Any) -> tuple[Sequence[Point], Any]:
-        tail = read_tail(self._path, Cursor.from_json(position), lines=False)
+        return _follow(self._path, position, lines=False, parse=self._parse)
+
+    def _parse(self, tail: Tail) -> tuple[list[Point], int, Any]:
         data, base = tail.data, tail.start.offset
         event_pb2, tensor_util = _tensorboard(self.key)
         crc = _checksum()
@@ -194,7 +227,7 @@ class EventFileSource:
                 raise SourceError(f"{self._path}: a broken event record ({error})") from None
             points.extend(self._scalars(event, tensor_util))
             at = end
-        return _keep(points, tail, at)
+        return points, at, None
 
     def _corrupt(self, at: int, what: str) -> SourceError:
         return SourceError(f"{self._path}: record at byte {at}: {what}; the file is corrupt")
@@ -222,14 +255,11 @@ def _one_element(tensor: Any) -> bool:
 
 
 def _tensorboard(label: str) -> tuple[Any, Any]:
+    """The reader's TensorBoard modules (``traces/tensorboard.py``); a source's error without."""
     try:
-        event_pb2 = importlib.import_module("tensorboard.compat.proto.event_pb2")
-        tensor_util = importlib.import_module("tensorboard.util.tensor_util")
-    except ImportError:
-        raise SourceError(
-            f"{label}: reading TensorBoard event files needs pip install 'evalstop[tensorboard]'"
-        ) from None
-    return event_pb2, tensor_util
+        return _modules(label)
+    except ReaderUnavailableError as error:
+        raise SourceError(str(error)) from None
 
 
 class TrainerStateSource:
