@@ -242,10 +242,13 @@ when the gold collapses with a falling proxy. Two entries are listed but not sco
 a duplicated PAR run and a per-batch training metric.
 
 **Which default is which.** `evalstop(base)` and `evalstop reproduce` keep k = 2: it is the
-paper's rule, and the reproduction measures it. The `Monitor`, the Ray Tune and Hugging Face
-adapters default to `noise-aware` (`MON-13`), because on curves like these k = 2 stops healthy
-runs on their noise, and on the supervised curves below it stops every one of them while
-they still climb.
+paper's rule, and the reproduction measures it. The `Monitor`, `watch`, `replay` and the
+adapters take one default from the registry (`SIG-11`, `MON-13`): `noise-aware`, because on
+curves like these k = 2 stops healthy runs on their noise, and on the supervised curves below
+it stops every one of them while they still climb. `divergence`, the default the gym's dev
+split picks (`SIG-9`), is not the default: it stops fewer hacking curves here (the PAR runs
+log no KL, so it judges them by its eval-only fallback, `SIG-8`), and `SIG-11` keeps a pick
+that is worse than the previous default on these curves out.
 """
 
 _CELLS = (

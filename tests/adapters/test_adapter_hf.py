@@ -313,6 +313,7 @@ def test_adp7_new_run_starts_afresh_and_other_rules(callback_class: Any, tmp_pat
     assert MetricFeed("x", "max").find({"x": torch.tensor(0.25)}) == 0.25  # ADP-2: a torch scalar
     assert callback_class(detector=Never()).monitor.detector == Never()
     assert callback_class(detector=LossPlateau()).state()["args"]["k"] is None
+    assert callback_class(k=3).state()["args"]["k"] == 3  # the k given, as given (ARC-8)
     with pytest.raises(ValueError, match="not both"):
         callback_class(k=2, detector=Never())
 

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from builders import checkpoint_view
 from evalstop.core.detectors import Watch, observe, start_watch
-from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.core.noise_aware import ROUGHNESS_TO_SIGMA, SPAN, NoiseAwareDetector, NoiseState
 from evalstop.core.noise_fold import NoiseFold, noise_folder
+from evalstop.core.registry import InPlace
 
 DETECTORS = st.builds(
     NoiseAwareDetector,
@@ -61,7 +62,7 @@ def test_nad11_fold_in_place_equals_observe(
         watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         assert fold(state, step, score) == math.isfinite(score)
         assert method.fold(detector, step, score) == math.isfinite(score)
-        assert repr(state.watch) == repr(watch) == repr(method.watch)
+        assert repr(InPlace.watch(state)) == repr(watch) == repr(InPlace.watch(method))
 
 
 @given(detector=DETECTORS, stream=reports(), cut=st.integers(0, 60))
@@ -76,7 +77,7 @@ def test_nad11_fold_resumes_from_any_watch(
     for index, (step, score) in enumerate(stream[cut:], start=cut + 1):
         watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         fold(state, step, score)
-    assert repr(state.watch) == repr(watch)
+    assert repr(InPlace.watch(state)) == repr(watch)
 
 
 @given(detectors=st.tuples(DETECTORS, DETECTORS), stream=reports())
@@ -91,7 +92,7 @@ def test_nad11_fold_method_with_two_rules_interleaved(
         for i, detector in enumerate(detectors):
             watches[i] = observe(detector, watches[i], checkpoint_view(step, score, index=index))
             folds[i].fold(detector, step, score)
-    assert [repr(fold.watch) for fold in folds] == [repr(watch) for watch in watches]
+    assert [repr(InPlace.watch(fold)) for fold in folds] == [repr(watch) for watch in watches]
 
 
 def _alarm_after(detector: NoiseAwareDetector, reports: list[tuple[int, float]]) -> bool:
@@ -135,7 +136,7 @@ def test_nad11_a_baseline_equal_to_the_first_score_seeds_no_peak() -> None:
         watch = observe(detector, start_watch(detector), checkpoint_view(10, 0.5))
         fold = NoiseFold(start_watch(detector))
         fold.fold(detector, 10, 0.5)
-        assert repr(fold.watch) == repr(watch)
+        assert repr(InPlace.watch(fold)) == repr(watch)
         assert (fold.peak, fold.peak_weight) == (baseline - 0.5, peak_weight)
 
 
@@ -151,12 +152,14 @@ def test_nad11_from_any_watch_and_at_step_zero() -> None:
         watch = Watch(alarmed, 1, 10, 0.5, None)
         fold = NoiseFold(watch)
         fold.fold(detector, 20, score)
-        assert repr(fold.watch) == repr(observe(detector, watch, checkpoint_view(20, score)))
+        assert repr(InPlace.watch(fold)) == repr(
+            observe(detector, watch, checkpoint_view(20, score))
+        )
     watch, fold = start_watch(detector), NoiseFold(start_watch(detector))
     for step, score in ((0, 0.5), (0, 0.25), (0, 1.0), (1, 0.0)):
         watch = observe(detector, watch, checkpoint_view(step, score))
         fold.fold(detector, step, score)
-        assert repr(fold.watch) == repr(watch)
+        assert repr(InPlace.watch(fold)) == repr(watch)
 
 
 @pytest.mark.parametrize("keep", ["best", "level"])
@@ -172,7 +175,7 @@ def test_nad11_from_any_watch_ties_and_the_kept_checkpoint(keep: str) -> None:
     for index, (step, score) in enumerate([(20, 0.75), (30, 0.5), (40, 0.75)], start=3):
         watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         fold.fold(detector, step, score)
-        assert repr(fold.watch) == repr(watch)
+        assert repr(InPlace.watch(fold)) == repr(watch)
     assert watch.evals == 5
     assert (watch.best_step, watch.best_score) == ((5, 0.75) if keep == "best" else (20, 0.75))
 
@@ -187,7 +190,7 @@ def test_nad4_nad11_the_warm_up_ends_at_warmup_steps() -> None:
         for index, (step, score) in enumerate([*prefix, (130, -100.0)], start=1):
             watch = observe(detector, watch, checkpoint_view(step, score, index=index))
             fold.fold(detector, step, score)
-        assert repr(fold.watch) == repr(watch)
+        assert repr(InPlace.watch(fold)) == repr(watch)
         assert watch.rule.alarm is alarm
 
 
@@ -216,4 +219,91 @@ def test_nad11_fold_equals_observe_on_extreme_scores(
     for index, (step, score) in enumerate(stream, start=1):
         watch = observe(detector, watch, checkpoint_view(step, score, index=index))
         assert fold(state, step, score) == math.isfinite(score)
-        assert repr(state.watch) == repr(watch)
+        assert repr(InPlace.watch(state)) == repr(watch)
+
+
+def _update_before_one_copy(
+    detector: NoiseAwareDetector, state: NoiseState, step: int, score: float
+) -> NoiseState:
+    """``NoiseAwareDetector.update`` as it was written before it ran the fold (the second copy
+    of the rule, commit d61fce6), kept here as an oracle, operation for operation."""
+    d = detector
+    if not math.isfinite(score):
+        return state
+    if state.origin is None:
+        peak, peak_weight = 0.0, 1.0
+        if d.baseline is not None and d.baseline - score > 0.0:
+            peak, peak_weight = d.baseline - score, 0.0
+        return NoiseState(
+            evals=1,
+            step=step,
+            origin=score,
+            weight=1.0,
+            peak=peak,
+            peak_weight=peak_weight,
+            kept_step=step,
+            kept_score=score,
+        )
+    value = score - state.origin
+    if not -SPAN <= value <= SPAN:
+        return state
+    gap = max(step - state.step, 0)
+    elapsed = max(step, 1)
+    alpha = -math.expm1(-gap / (d.memory * elapsed))
+    level = state.level + alpha * (value - state.level)
+    weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
+    roughness, differences = state.roughness, state.differences
+    if state.evals >= 2:
+        roughness += abs(value - 2.0 * state.last + state.before)
+        differences += 1
+    peak, peak_weight = state.peak, state.peak_weight
+    if level > peak:
+        peak, peak_weight = level, weight
+    evals = state.evals + 1
+    alarm = False
+    if evals >= d.warmup_evals and step >= d.warmup_steps and differences:
+        sigma = roughness / differences / ROUGHNESS_TO_SIGMA
+        z = d.z + (d.z**3 + d.z) / (4.0 * differences)
+        alarm = peak - level > max(z * sigma * math.sqrt(weight + peak_weight), d.min_delta)
+    track = state.track - math.expm1(-gap / (d.keep_memory * elapsed)) * (value - state.track)
+    kept = (state.kept_level, state.kept_step, state.kept_score)
+    if track > state.kept_level:
+        kept = (track, step, score)
+    return NoiseState(
+        evals,
+        step,
+        state.origin,
+        value,
+        state.last,
+        level,
+        weight,
+        roughness,
+        differences,
+        peak,
+        peak_weight,
+        alarm,
+        track,
+        *kept,
+    )
+
+
+@given(
+    detector=DETECTORS,
+    stream=st.one_of(
+        reports(), st.lists(st.tuples(st.integers(0, 10**12), EXTREME_SCORES), max_size=40)
+    ),
+)
+def test_nad11_update_is_the_fold_and_equals_the_second_copy_it_replaced(
+    detector: NoiseAwareDetector, stream: list[tuple[int, float]]
+) -> None:
+    """NAD-11: ``update`` runs the one fold; its state equals, bit for bit (repr tells -0.0
+    from 0.0), the state of the separate ``update`` it replaced, after every report of any
+    parameters and any floats, and a skipped report (NaN, infinite, past ``SPAN``) returns the
+    state object itself, as before (``NAD-7``)."""
+    state = old = detector.initial()
+    for index, (step, score) in enumerate(stream, start=1):
+        before, old_before = state, old
+        state = detector.update(state, checkpoint_view(step, score, index=index))
+        old = _update_before_one_copy(detector, old, step, score)
+        assert repr(state) == repr(old)
+        assert (state is before) == (old is old_before)

@@ -41,6 +41,7 @@ KNOWN: dict[str, str] = {
     "Ray is installed: the stand-in is not used": "adapters session (stand-in test, by design)",
     "needs bash for <(...)": "never in CI: bash runs .ci/run",
     "import matplotlib": "never in CI: matplotlib is in the test group",
+    "needs the duplicates command (a developer tool)": "any session on a machine without it",
 }
 """Skip reason -> where CI may see it."""
 

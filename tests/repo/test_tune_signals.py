@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from evalstop.core.registry import DEFAULT_DETECTOR, make_detector
+from evalstop.core.registry import DEV_PICK, make_detector
 from evalstop.core.regret import RegretSummary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,13 +36,13 @@ def summary(recall: float, harmful: float, floored: float) -> RegretSummary:
 
 def test_sig9_the_code_defaults_are_the_ones_the_script_chose() -> None:
     """SIG-9: each `chosen NAME: DETECTOR` line of the committed output names the registry's
-    default of NAME, and `chosen default:` names DEFAULT_DETECTOR's."""
+    default of NAME, and `chosen default:` names DEV_PICK's (the candidate SIG-11 guards)."""
     text = OUT.read_text(encoding="utf-8")
     chosen = dict(re.findall(r"^chosen ([a-z-]+): (.+)$", text, flags=re.MULTILINE))
     assert set(chosen) == {"ewma", "divergence", "kl-budget", "bocpd", "default"}
     for name in ("ewma", "divergence", "kl-budget", "bocpd"):
         assert make_detector(name).name == chosen[name]
-    assert make_detector(DEFAULT_DETECTOR).name == chosen["default"]
+    assert make_detector(DEV_PICK).name == chosen["default"]
 
 
 def test_sig9_the_rule_and_the_data() -> None:

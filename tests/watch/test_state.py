@@ -38,7 +38,7 @@ def _damage(path: Path, statement: str) -> None:
 @pytest.mark.parametrize(
     ("damage", "problem"),
     [
-        ("DELETE FROM meta WHERE key='version'", "made by an older evalstop"),
+        ("DELETE FROM meta WHERE key='version'", "a damaged state file of schema 1"),
         ("UPDATE meta SET value='99' WHERE key='version'", "made by schema '99'"),
         ("CREATE TABLE users(id INTEGER)", "not an evalstop watch state file"),
         ("UPDATE decisions SET body='[1'", "a damaged state file"),

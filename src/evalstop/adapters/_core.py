@@ -140,7 +140,8 @@ class MetricFeed:
             (default) for the direction of ``metric``'s name (spec ``MON-13``).
         k: EvalStop's ``k``: stop at the k-th consecutive decline (``DeclineDetector(k)``,
             the paper's rule). Give ``k`` or ``detector``, not both; with neither the feed
-            uses :class:`~evalstop.core.noise_aware.NoiseAwareDetector` (``ADP-1``).
+            uses the monitor's default,
+            :func:`~evalstop.core.registry.default_detector` (``ADP-1``, ``SIG-11``).
         detector: any :class:`~evalstop.core.detectors.Detector`.
         aliases: further keys tried, in order, when ``metric`` is absent (the Hugging Face
             adapter tries ``eval_<metric>``).

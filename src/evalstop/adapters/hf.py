@@ -42,7 +42,7 @@ from evalstop.adapters._core import (
     check_path,
     optional_class,
 )
-from evalstop.core.detectors import DeclineDetector, Detector
+from evalstop.core.detectors import Detector
 from evalstop.live.monitor import Mode, Monitor, MonitorVerdict
 
 if TYPE_CHECKING:
@@ -91,7 +91,8 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
             for ``greater_is_better`` with a table of known names (spec ``MON-13``); an unknown
             name raises asking for the mode.
         k: stop at the k-th consecutive decline (``DeclineDetector(k)``, the paper's rule);
-            give ``k`` or ``detector``. With neither: ``NoiseAwareDetector()``.
+            give ``k`` or ``detector``. With neither: the one default detector
+            (``default_detector()``, ``SIG-11``).
         detector: any :class:`~evalstop.core.detectors.Detector`.
         strict: an evaluation without the metric raises ``MissingMetricError`` naming the
             metrics it has (default False: the ``Trainer``'s ``EarlyStoppingCallback`` only
@@ -138,6 +139,7 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
         stop_path = check_path("stop_file", stop_file)
         super().__init__()
         self._feed = feed
+        self._k = k  # as given: what state() saves, so a resumed callback is built the same
         self._event: Event = event
         self._stop_file = stop_path
         self._output_dir: str | None = None
@@ -284,13 +286,11 @@ class EvalStopCallback(FeedViews, TrainerCallback, ExportableState):
 
     def state(self) -> dict[str, Any]:
         """The callback's arguments and monitor, saved in each checkpoint's trainer state."""
-        detector = self._feed.monitor.detector
-        k = detector.k if isinstance(detector, DeclineDetector) else None
         return {
             "args": {
                 "metric": self.metric,
                 "mode": self.mode,
-                "k": k,
+                "k": self._k,
                 "event": self._event,
                 "stop_file": self._stop_file,
                 "strict": self._feed.strict,

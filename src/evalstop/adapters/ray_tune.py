@@ -130,7 +130,7 @@ class EvalStopStopper(_Queries, Stopper):
         mode: ``"max"`` when higher is better, ``"min"`` when lower is better, ``"auto"``
             (default) from the metric's name (spec ``MON-13``).
         k: stop at the k-th consecutive decline (the paper's rule); give ``k`` or
-            ``detector``; with neither, ``NoiseAwareDetector()``.
+            ``detector``; with neither, the one default detector (``SIG-11``).
         detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
         strict: a result without ``metric`` raises ``MissingMetricError`` (default False:
@@ -184,7 +184,7 @@ class EvalStopScheduler(_Queries, FIFOScheduler):
         mode: ``"max"`` or ``"min"``; None to take it from ``TuneConfig`` (from the metric's
             name if neither gives one, spec ``MON-13``).
         k: stop at the k-th consecutive decline (the paper's rule); give ``k`` or
-            ``detector``; with neither, ``NoiseAwareDetector()``.
+            ``detector``; with neither, the one default detector (``SIG-11``).
         detector: any :class:`~evalstop.core.detectors.Detector` instead of ``DeclineDetector(k)``.
         step_key: the result key used as the step (default ``training_iteration``).
         strict: as :class:`EvalStopStopper`'s (default False; Tune's own metric check stays).

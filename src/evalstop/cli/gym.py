@@ -10,11 +10,10 @@ the split's first seed instead of ``--seed``.
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
 from evalstop.cli.errors import CliError
+from evalstop.cli.progress import ProgressBar
 from evalstop.experiments.paper.ray_backend import BackendError, RayBackend
 from evalstop.experiments.paper.runner import default_workers, max_workers
 from evalstop.gym.config import KNOB_LIMITS, ConfigError
@@ -70,27 +69,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-class _Bar:
-    """A one-line progress bar on stderr; a plain line every 10% when it is not a terminal."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled, self.start, self.tty, self.decile = enabled, time.perf_counter(), False, -1
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
-        if self.tty:
-            bar = "#" * (30 * done // total) + "." * (30 - 30 * done // total)
-            end = "\n" if done == total else ""
-            sys.stderr.write(f"\rgym [{bar}] {done}/{total} runs {elapsed:5.1f}s{end}")
-            sys.stderr.flush()
-        elif (decile := 10 * done // total) > self.decile:
-            self.decile = decile
-            sys.stderr.write(f"gym: {done}/{total} runs, {elapsed:.1f}s\n")
-
-
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.runs <= SPLIT_SIZE * 100:
         raise CliError(f"--runs {args.runs}: must be between 1 and {SPLIT_SIZE * 100}")
@@ -115,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             overrides=overrides,
             workers=workers,
             backend=backend,
-            progress=_Bar(not args.no_progress),
+            progress=ProgressBar("gym", not args.no_progress, unit="runs"),
         )
     except (ConfigError, GymError, BackendError, WorkerError) as error:
         raise CliError(str(error)) from None

@@ -17,10 +17,9 @@ from typing import Any
 
 from evalstop.cli.errors import CliError
 from evalstop.cli.knobs import add_knobs, build_detector, knobs
-from evalstop.core.registry import DETECTOR_NAMES
+from evalstop.core.registry import DEFAULT_DETECTOR, DETECTOR_NAMES, default_detector
 from evalstop.experiments.tables import format_table
 from evalstop.live.direction import UnknownDirectionError
-from evalstop.live.monitor import Monitor
 from evalstop.traces import Trace, TraceError, TraceFormat, read_trace
 from evalstop.traces.replay import ReplayResult, replay
 from evalstop.traces.tensorboard import tensorboard_runs
@@ -49,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=DETECTOR_NAMES,
         help="evalstop (k declines), noise-aware (a drop beyond the run's own noise), "
         "lossplateau (patience 3), never, or stopat (fixed fraction of the run; replay knows "
-        "each run's length) (default: the monitor's, as for watch; --k alone: evalstop)",
+        "each run's length), ewma, divergence, kl-budget, bocpd (default: "
+        f"{DEFAULT_DETECTOR}, the one default of every entry point, as for watch; --k alone: "
+        "evalstop)",
     )
     parser.add_argument(
         "--fraction", type=float, default=0.65, help="progress at which stopat fires (0.65)"
@@ -114,16 +115,21 @@ def parse_where(items: list[str]) -> dict[str, str]:
     return where
 
 
+def _trace(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
+    """``metric`` of the log at ``path``, read with the command's reading options."""
+    return read_trace(
+        path,
+        metric,
+        format=args.format,
+        step_column=args.step_column,
+        where=parse_where(args.where),
+        order=args.order,
+    )
+
+
 def _read(args: argparse.Namespace, path: str, metric: str | None) -> Trace:
     try:
-        return read_trace(
-            path,
-            metric,
-            format=args.format,
-            step_column=args.step_column,
-            where=parse_where(args.where),
-            order=args.order,
-        )
+        return _trace(args, path, metric)
     except TraceError as error:
         raise CliError(str(error)) from None
 
@@ -133,14 +139,7 @@ def _side(args: argparse.Namespace, path: str, given: str | None, default: str) 
     if given is not None:
         return _read(args, path, given)
     try:
-        return read_trace(
-            path,
-            default,
-            format=args.format,
-            step_column=args.step_column,
-            where=parse_where(args.where),
-            order=args.order,
-        )
+        return _trace(args, path, default)
     except TraceError:
         return None
 
@@ -228,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CliError(str(error)) from None
     if detector is None:
-        detector = Monitor().detector  # the default of watch and of every entry point
+        detector = default_detector()  # the one default of every entry point (SIG-11)
     traces = [
         (
             _read(args, path, args.metric),

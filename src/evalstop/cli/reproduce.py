@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import attrs
 from evalstop.cli.cluster_trace import add_trace_arguments, load_trace_workload, trace_spec
 from evalstop.cli.errors import CliError
 from evalstop.cli.output import OutputDir
+from evalstop.cli.progress import ProgressBar
 from evalstop.experiments.paper.plan import FULL, QUICK, WORLD_NAMES, Settings, plan
 from evalstop.experiments.paper.plots import plot_names, write_plots
 from evalstop.experiments.paper.ray_backend import Backend, BackendError, RayBackend
@@ -35,7 +35,7 @@ from evalstop.experiments.scoreboard.reproduce import (
 from evalstop.sim.attach import AttachRule
 from evalstop.sim.worlds import WORLDS
 
-__all__ = ["OUTPUT_NAMES", "ProgressBar", "add_arguments", "run"]
+__all__ = ["OUTPUT_NAMES", "add_arguments", "run"]
 
 OUTPUT_NAMES = (
     "report.txt",
@@ -91,31 +91,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="with --backend ray: an existing Ray cluster (HOST:PORT, ray://HOST:PORT or auto)",
     )
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr; plain lines every 10% when stderr is not a terminal."""
-
-    def __init__(self, label: str, enabled: bool = True) -> None:
-        self.label = label
-        self.enabled = enabled
-        self.start = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-        self.last_decile = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
-        if self.tty:
-            filled = int(30 * done / total)
-            bar = "#" * filled + "." * (30 - filled)
-            end = "\n" if done == total else ""
-            sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total} {elapsed:5.1f}s{end}")
-            sys.stderr.flush()
-        elif (decile := 10 * done // total) > self.last_decile:
-            self.last_decile = decile
-            sys.stderr.write(f"{self.label}: {done}/{total} workloads, {elapsed:.1f}s\n")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,11 +32,20 @@ simulator only (``docs/scripts/tune_noise_aware.py``); see ``spec/detectors.md``
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import attrs
 
 from evalstop.core.boundary import CheckpointView
+from evalstop.core.noise_fold import (
+    ROUGHNESS_TO_SIGMA,
+    SPAN,
+    NoiseFold,
+    NoiseState,
+    noise_folder,
+)
 
 __all__ = [
     "KEEP_MEMORY",
@@ -46,54 +55,6 @@ __all__ = [
     "NoiseAwareDetector",
     "NoiseState",
 ]
-
-ROUGHNESS_TO_SIGMA = math.sqrt(6.0) * math.sqrt(2.0 / math.pi)
-"""E|e| / sigma for a second difference ``e`` of independent N(0, sigma^2) scores."""
-
-SPAN = 1e300
-"""The farthest a score may lie from the first valid score for the rule to fold it (``NAD-7``).
-Levels, peaks and tracks are weighted means of such differences and a second difference is at
-most 4 of them, so every number of the state stays finite (the roughness sum for any run of
-fewer than 10^7 evaluations); chosen from the float range, not from data."""
-
-
-@attrs.frozen(slots=True)
-class NoiseState:
-    """The noise-aware detector's state on one job: a fixed set of numbers (O(1)).
-
-    Attributes:
-        evals: valid evaluations folded so far.
-        step: the step of the last valid evaluation.
-        origin: the first valid score; every level below is relative to it.
-        last: the last valid score minus ``origin``; before: the one before it.
-        level: the exponentially weighted level minus ``origin``.
-        weight: sum of the squared weights of ``level`` (its variance over sigma^2).
-        roughness: sum of the absolute second differences so far.
-        differences: how many second differences ``roughness`` sums.
-        peak: the highest level so far (or the baseline), minus ``origin``.
-        peak_weight: ``weight`` of the level at the peak (0 for a baseline).
-        alarm: whether the rule holds after the last valid evaluation.
-        track: the keep rule's exponentially weighted level minus ``origin`` (``NAD-10``).
-        kept_level: the highest ``track`` so far; kept_step: the step where it was reached.
-        kept_score: the score reported at ``kept_step`` (as reported, not relative).
-    """
-
-    evals: int = 0
-    step: int = 0
-    origin: float | None = None
-    last: float = 0.0
-    before: float = 0.0
-    level: float = 0.0
-    weight: float = 0.0
-    roughness: float = 0.0
-    differences: int = 0
-    peak: float = 0.0
-    peak_weight: float = 0.0
-    alarm: bool = False
-    track: float = 0.0
-    kept_level: float = 0.0
-    kept_step: int = 0
-    kept_score: float = 0.0
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -183,53 +144,14 @@ class NoiseAwareDetector:
         return NoiseState()
 
     def update(self, state: NoiseState, obs: CheckpointView) -> NoiseState:
-        """Fold one report (O(1)); a NaN or infinite score, or one more than :data:`SPAN`
-        from the first valid score, leaves the state as it was (``NAD-7``)."""
-        score = obs.eval_score
-        if not math.isfinite(score):
-            return state
-        if state.origin is None:
-            return self._first(score, obs.step)
-        value = score - state.origin
-        if not -SPAN <= value <= SPAN:  # its arithmetic would overflow (NAD-7)
-            return state
-        gap = max(obs.step - state.step, 0)
-        elapsed = max(obs.step, 1)
-        alpha = -math.expm1(-gap / (self.memory * elapsed))
-        level = state.level + alpha * (value - state.level)
-        weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
-        roughness, differences = state.roughness, state.differences
-        if state.evals >= 2:
-            roughness += abs(value - 2.0 * state.last + state.before)
-            differences += 1
-        peak, peak_weight = state.peak, state.peak_weight
-        if level > peak:
-            peak, peak_weight = level, weight
-        evals = state.evals + 1
-        variance = weight + peak_weight
-        alarm = self._alarm(evals, obs.step, peak - level, variance, roughness, differences)
-        track = state.track - math.expm1(-gap / (self.keep_memory * elapsed)) * (
-            value - state.track
-        )
-        kept = (state.kept_level, state.kept_step, state.kept_score)
-        if track > state.kept_level:
-            kept = (track, obs.step, score)
-        return NoiseState(
-            evals,
-            obs.step,
-            state.origin,
-            value,
-            state.last,
-            level,
-            weight,
-            roughness,
-            differences,
-            peak,
-            peak_weight,
-            alarm,
-            track,
-            *kept,
-        )
+        """Fold one report (O(1)) with the rule's one copy, :func:`noise_folder`, run on a
+        scratch fold of ``state``; a NaN or infinite score, or one more than :data:`SPAN` from
+        the first valid score, leaves the state as it was (``state`` itself, ``NAD-7``)."""
+        scratch = NoiseFold.scratch(state)
+        self._folder(scratch, obs.step, obs.eval_score)
+        if scratch.origin is state.origin and scratch.evals_rule == state.evals:
+            return state  # a skipped report: the fold changed nothing (its origin, its count)
+        return scratch.rule
 
     def fired(self, state: NoiseState) -> bool:
         return state.alarm
@@ -246,21 +168,6 @@ class NoiseAwareDetector:
         """The drop that fires in ``state`` (inf before the first second difference)."""
         return self._threshold(state.roughness, state.differences, state.weight + state.peak_weight)
 
-    def _first(self, score: float, step: int) -> NoiseState:
-        peak, peak_weight = 0.0, 1.0
-        if self.baseline is not None and self.baseline - score > 0.0:
-            peak, peak_weight = self.baseline - score, 0.0
-        return NoiseState(
-            evals=1,
-            step=step,
-            origin=score,
-            weight=1.0,
-            peak=peak,
-            peak_weight=peak_weight,
-            kept_step=step,
-            kept_score=score,
-        )
-
     def _threshold(self, roughness: float, count: int, variance: float) -> float:
         if count == 0:
             return math.inf
@@ -268,9 +175,7 @@ class NoiseAwareDetector:
         z = self.z + (self.z**3 + self.z) / (4.0 * count)
         return max(z * sigma * math.sqrt(variance), self.min_delta)
 
-    def _alarm(
-        self, evals: int, step: int, drop: float, variance: float, roughness: float, count: int
-    ) -> bool:
-        if evals < self.warmup_evals or step < self.warmup_steps:
-            return False
-        return drop > self._threshold(roughness, count, variance)
+    @functools.cached_property
+    def _folder(self) -> Callable[[NoiseFold, int, float], bool]:
+        # noise_folder(self), built once per detector (a slot, not a field: no eq, no hash)
+        return noise_folder(self)

@@ -26,7 +26,7 @@ import attrs
 from evalstop.core.boundary import CheckpointView
 from evalstop.core.detectors import Detector, observe, start_watch
 from evalstop.core.model import JobKind
-from evalstop.core.noise_aware import NoiseAwareDetector
+from evalstop.core.registry import default_detector
 from evalstop.live.batch import fold_many
 from evalstop.live.codec import FORMAT, decode, encode, loads
 from evalstop.live.direction import ModeChoice, resolve_mode
@@ -145,9 +145,9 @@ class Monitor:
 
     Args:
         detector: the stop rule, any :class:`~evalstop.core.detectors.Detector` (default
-            :class:`~evalstop.core.noise_aware.NoiseAwareDetector`, which does not stop a
-            healthy run on evaluation noise; pass ``DeclineDetector(k=2)`` for the paper's
-            rule, spec ``MON-13``).
+            :func:`~evalstop.core.registry.default_detector`, the one default of every entry
+            point, ``SIG-11``: today ``noise-aware``, which does not stop a healthy run on
+            evaluation noise; pass ``DeclineDetector(k=2)`` for the paper's rule, ``MON-13``).
         mode: ``"max"`` when higher scores are better, ``"min"`` when lower are, ``"auto"``
             (default) for the direction of ``metric`` (``evalstop.live.direction``: loss,
             error, WER and perplexity are lower-is-better; ``"max"`` without a metric). The
@@ -179,7 +179,7 @@ class Monitor:
         if metric is not None and not isinstance(metric, str):
             raise TypeError(f"metric must be a str or None, got {type(metric).__name__}")
         self._mode: Mode = resolve_mode(mode, metric)
-        self._detector = NoiseAwareDetector() if detector is None else check_detector(detector)
+        self._detector = default_detector() if detector is None else check_detector(detector)
         # A built-in rule folds in place (MON-14, DET-12), without a CheckpointView.
         self._record, self._fold = fast_path(self._detector)
         self._fresh = start_watch(self._detector)

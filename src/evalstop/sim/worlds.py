@@ -30,15 +30,20 @@ from evalstop.sim.validators import check_fraction, check_non_negative, check_po
 __all__ = ["CALIBRATED", "PAPER", "WORLDS", "World", "world_named"]
 
 
+def _low_high(value: object, top: float) -> bool:
+    """Whether ``value`` is a ``(low, high)`` tuple of finite numbers, ``0 < low <= high < top``."""
+    return (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(isinstance(v, float | int) and math.isfinite(v) for v in value)
+        and 0.0 < value[0] <= value[1] < top
+    )
+
+
 def _check_range(
     _inst: object, attribute: attrs.Attribute[tuple[float, float]], value: object
 ) -> None:
-    if not (
-        isinstance(value, tuple)
-        and len(value) == 2
-        and all(isinstance(v, float | int) for v in value)
-        and 0.0 < value[0] <= value[1] < 1.0
-    ):
+    if not _low_high(value, 1.0):
         raise ValueError(
             f"{attribute.name} must be (low, high) with 0 < low <= high < 1, got {value!r}"
         )
@@ -47,12 +52,7 @@ def _check_range(
 def _check_spread(
     _inst: object, attribute: attrs.Attribute[tuple[float, float]], value: object
 ) -> None:
-    if not (
-        isinstance(value, tuple)
-        and len(value) == 2
-        and all(isinstance(v, float | int) and math.isfinite(v) for v in value)
-        and 0.0 < value[0] <= value[1]
-    ):
+    if not _low_high(value, math.inf):
         raise ValueError(
             f"{attribute.name} must be (low, high) with 0 < low <= high, got {value!r}"
         )

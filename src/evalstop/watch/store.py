@@ -12,8 +12,9 @@ under way (``WCH-4``).
 The file is opened in WAL mode with ``synchronous=FULL``: a commit is on disk before any
 effect of the decision it records. An advisory lock on ``<resolved state>.lock`` keeps a second
 watcher off the same file, however its path is spelled (a symlink, a relative path: ``WCH-5``).
-The file records its schema version (:data:`SCHEMA_VERSION`); a file of another version, of
-another program, or whose rows do not hold what this module wrote is refused with one line
+The file records its schema version (:data:`SCHEMA_VERSION`); a file of schema 1 is upgraded
+atomically (:mod:`evalstop.watch.migrate`, ``WCH-14``); a file of another version, of another
+program, or whose rows do not hold what this module wrote is refused with one line
 (``WCH-10``).
 """
 
@@ -31,12 +32,14 @@ from typing import Any
 import attrs
 
 from evalstop.core.errors import EvalStopError
+from evalstop.watch.migrate import MigrationError, migrate_schema_1
 
 __all__ = ["ACTED", "ANNOUNCED", "SCHEMA_VERSION", "Pending", "StateError", "StateStore"]
 
 SCHEMA_VERSION = 2
-"""The layout of the state file. 1 (unrecorded) keyed runs by their path as given; 2 keys them
-by their resolved path (``WCH-1``), so a file of version 1 is refused, not reused."""
+"""The layout of the state file. 1 (unrecorded) keyed runs by their path as given and saved a
+file's position as an offset; 2 keys them by their resolved path (``WCH-11``) and saves a
+cursor (``WCH-12``). A file of version 1 is upgraded on a copy, then renamed (``WCH-14``)."""
 
 _TABLES = {"meta", "runs", "positions", "decisions", "sqlite_sequence"}
 
@@ -89,10 +92,14 @@ class StateStore:
             raise StateError(f"{self._path}: not a regular file")
         self._lock = self._acquire(Path(f"{resolved}.lock"))
         try:
-            self._db = sqlite3.connect(resolved, isolation_level=None)
+            self._db = sqlite3.connect(resolved, isolation_level=None)  # read, not written
+            self._check_tables()
+            if self._schema_one():
+                self._db.close()
+                self._migrate(resolved)
+                self._db = sqlite3.connect(resolved, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._check_tables()
             self._db.executescript(_SCHEMA)
             self._check_settings(json.dumps(dict(settings), sort_keys=True))
             self._check_rows()
@@ -102,6 +109,27 @@ class StateStore:
         except StateError:
             self.close()
             raise
+
+    def _schema_one(self) -> bool:
+        """A file of schema 1: settings recorded, no version (``WCH-14``)."""
+        tables = self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        if "meta" not in {str(name) for (name,) in tables}:
+            return False
+        keys = {str(key) for (key,) in self._db.execute("SELECT key FROM meta")}
+        return "settings" in keys and "version" not in keys
+
+    def _migrate(self, resolved: Path) -> None:
+        try:
+            migrate_schema_1(resolved, SCHEMA_VERSION)
+        except MigrationError as error:
+            raise StateError(
+                f"{self._path}: a damaged state file of schema 1 ({error}); use another "
+                "--state file"
+            ) from None
+        except (OSError, sqlite3.Error) as error:
+            raise StateError(
+                f"{self._path}: cannot upgrade it from schema 1 ({error}); the file is unchanged"
+            ) from None
 
     @staticmethod
     def _acquire(lock_path: Path) -> int:

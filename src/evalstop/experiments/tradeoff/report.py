@@ -78,7 +78,7 @@ def diagnose(
         fold.fold(rule, step, value)
         if index + 1 >= rule.warmup_evals and index < len(finite) - 1:
             eligible += 1
-            threshold = rule.threshold(fold.watch.rule)
+            threshold = rule.threshold(fold.rule)
             if math.isfinite(threshold) and threshold > 0:
                 reach = max(reach, (fold.peak - fold.level) / threshold)
     sigma = fold.roughness / fold.differences / ROUGHNESS_TO_SIGMA if fold.differences else math.nan
