@@ -95,6 +95,7 @@ class FastSimulator:
         )
         # POL-10: a state whose decide takes its own starts off its queue is not told them
         self._keeps = bool(getattr(self._policy_state, "keeps_starts", False))
+        self._needs = policy.needs_decision
         # the initial watches, immutable values: shared by every record when no detector's
         # state lives outside the record (ENG-17), else made per job
         shared = self._in_place is not None or not policy.detectors
@@ -262,8 +263,16 @@ class FastSimulator:
         self._consult(kind, changed)
 
     def _consult(self, kind: EventKind, changed: JobView | None) -> None:
-        if self.world.policy.needs_decision(kind, changed):
+        if not self._needs(kind, changed):
+            return
+        state = self._policy_state
+        if state is None or self._check:
             self._apply(self._decide(kind, changed))
+            return
+        decision = state.decide(self._now, self._free, kind, changed)
+        if decision.start or decision.preempt or decision.stop:  # else nothing to check or do
+            validate(decision, self._active, self._free, placed)
+            self._apply(decision)
 
     def _watches(self) -> tuple[Watch[Any], ...]:
         return tuple(start_watch(d) for d in self._detectors)
