@@ -68,7 +68,7 @@ def _source(writer: Writer) -> Source:
 
 def _poll(source: Source, position: object, seen: list[int]) -> object:
     points, position = source.read(position)
-    seen.extend(step for step, _ in points)
+    seen.extend(point.step for point in points)
     return position
 
 

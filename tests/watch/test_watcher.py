@@ -24,7 +24,7 @@ SETTINGS = {"metric": "score", "mode": "max", "detector": "evalstop-k2"}
 class ListSource:
     """A growing list of points; the position is how many were read. Records each read."""
 
-    def __init__(self, key: str, points: Sequence[Point] = ()) -> None:
+    def __init__(self, key: str, points: Sequence[tuple[int, float]] = ()) -> None:
         self.key = key
         self.points = list(points)
         self.asked: list[Any] = []
@@ -35,7 +35,7 @@ class ListSource:
         if self.broken is not None:
             raise SourceError(self.broken)
         start = 0 if position is None else int(position)
-        return self.points[start:], len(self.points)
+        return [Point(*point) for point in self.points[start:]], len(self.points)
 
 
 class Effects:
@@ -64,7 +64,7 @@ def run(name: str, *sources: ListSource) -> Run:
     return Run(name, name, None, tuple(sources))
 
 
-def trace(points: Sequence[Point]) -> Trace:
+def trace(points: Sequence[tuple[int, float]]) -> Trace:
     return Trace("a", "score", TraceFormat.JSONL, [s for s, _ in points], [v for _, v in points])
 
 

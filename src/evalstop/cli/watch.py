@@ -18,6 +18,7 @@ import os
 import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -31,7 +32,7 @@ from evalstop.live.direction import ModeChoice, UnknownDirectionError
 from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
 from evalstop.watch.folders import FolderRuns
-from evalstop.watch.source import Run, RunSource
+from evalstop.watch.source import Run, RunSource, Sides
 from evalstop.watch.store import StateError, StateStore
 from evalstop.watch.watcher import Watcher, watch
 
@@ -44,11 +45,45 @@ GRACE = 5.0
 """Seconds a SIGTERM leaves running ``--on-stop`` commands before they are killed (and redone
 at the next start): the watcher ends well within 10 s (``WCH-7``)."""
 
+DEADLINE = 8.0
+"""Seconds after a SIGTERM or SIGINT by which the watcher has exited, whatever it is blocked in
+(a source whose server never answers): then it exits at once, the state file left as a
+SIGKILL leaves it, which loses nothing (``WCH-15``, ``WCH-3``)."""
+
+
+def _exit_at(deadline: float) -> threading.Timer:
+    """Exit the process ``deadline`` seconds from now unless the returned timer is cancelled
+    (``run`` cancels it when it returns in time)."""
+
+    def force() -> None:
+        _report(
+            f"still busy {deadline:g} s after the signal (a source that does not answer?); "
+            "exiting now, a restart goes on from the last commit"
+        )
+        os._exit(0)
+
+    timer = threading.Timer(deadline, force)
+    timer.daemon = True
+    timer.start()
+    return timer
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs to follow")
     parser.add_argument("--metric", metavar="KEY", required=True, help="the eval metric")
     parser.add_argument("--k", type=int, help="declines that trigger evalstop")
+    parser.add_argument(
+        "--proxy-metric",
+        metavar="KEY",
+        help="the proxy reward logged with each evaluation, for the divergence detector "
+        "(default: proxy_reward, where a log has it)",
+    )
+    parser.add_argument(
+        "--kl-metric",
+        metavar="KEY",
+        help="the KL logged with each evaluation, for the kl-budget and divergence detectors "
+        "(default: kl, where a log has it)",
+    )
     parser.add_argument(
         "--mode",
         choices=get_args(ModeChoice),
@@ -81,7 +116,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="kill an --on-stop command still running after this long (default 60)",
+        help="kill an --on-stop command still running after this long, and leave behind a "
+        "source's own stop action (an MLflow tag) that has not returned (default 60)",
     )
     parser.add_argument(
         "--on-stop-jobs",
@@ -148,7 +184,7 @@ def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
 
 
 def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
-    sources: list[RunSource] = [FolderRuns(roots, args.metric, args.step_column)]
+    sources: list[RunSource] = [FolderRuns(roots, args.metric, args.step_column, _sides(args))]
     if args.mlflow is not None:
         from evalstop.watch.mlflow import MlflowRuns
 
@@ -160,6 +196,24 @@ def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
     if slurm is not None:
         sources.append(slurm)
     return sources
+
+
+def _sides(args: argparse.Namespace) -> Sides:
+    """The side signals read beside ``--metric`` (``WCH-16``)."""
+    given = frozenset(n for n in (args.proxy_metric, args.kl_metric) if n is not None)
+    proxy = "proxy_reward" if args.proxy_metric is None else args.proxy_metric
+    kl = "kl" if args.kl_metric is None else args.kl_metric
+    return Sides(proxy, kl, given)
+
+
+def _settings(args: argparse.Namespace, template: Monitor) -> dict[str, Any]:
+    """What a state file must have been made with: the rule's inputs (``WCH-5``). A side
+    signal's key is recorded only when given, so a state made before the options still fits."""
+    settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
+    for key, name in (("proxy_metric", args.proxy_metric), ("kl_metric", args.kl_metric)):
+        if name is not None:
+            settings[key] = name
+    return settings
 
 
 def _discoverer(sources: list[RunSource]) -> Callable[[], list[Run]]:
@@ -190,12 +244,16 @@ def run(args: argparse.Namespace) -> int:
         template = new_monitor()
     except UnknownDirectionError as error:
         raise CliError(f"--metric: {error}") from None
-    settings = {"metric": args.metric, "mode": template.mode, "detector": template.detector.name}
+    settings = _settings(args, template)
     sources = _sources(args, roots)
     stopping = False
 
+    timers: list[threading.Timer] = []
+
     def on_signal(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
+        if not stopping:
+            timers.append(_exit_at(DEADLINE))
         stopping = True
 
     # Before the state file is locked: a watcher that holds the lock handles SIGTERM.
@@ -203,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = StateStore(args.state, settings)
     except StateError as error:
-        _restore(previous)
+        _restore(previous, timers)
         raise CliError(str(error)) from None
     runner = ActionRunner(
         sources, argv, timeout=args.on_stop_timeout, jobs=args.on_stop_jobs, report=_report
@@ -231,10 +289,12 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     finally:
         store.close()
-        _restore(previous)
+        _restore(previous, timers)
     return 0
 
 
-def _restore(previous: dict[signal.Signals, Any]) -> None:
+def _restore(previous: dict[signal.Signals, Any], timers: list[threading.Timer]) -> None:
     for sig, handler in previous.items():
         signal.signal(sig, handler)
+    for timer in timers:
+        timer.cancel()  # ended in time

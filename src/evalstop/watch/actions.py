@@ -10,9 +10,11 @@ facts are passed as environment variables (``EVALSTOP_RUN``, ``EVALSTOP_NAME``, 
 An :class:`ActionRunner` carries out each decision's actions (the sources' own, such as an
 MLflow tag, then the command) in a worker thread, at most ``jobs`` at once, each command in its
 own process group with its output sent to the watcher's stderr (stdout is the JSON stream) and
-killed, group and all, after ``timeout`` seconds. The watcher records a decision as acted only
-when its actions have finished (``WCH-4``), so a watcher killed meanwhile runs them again at
-restart: delivery is at least once, and a command should be idempotent.
+killed, group and all, after ``timeout`` seconds; a source's own action that has not returned
+after ``timeout`` seconds is reported and left behind in its daemon thread (``WCH-15``). The
+watcher records a decision as acted only when its actions have finished (``WCH-4``), so a
+watcher killed meanwhile runs them again at restart: delivery is at least once, and a command
+should be idempotent.
 """
 
 from __future__ import annotations
@@ -181,16 +183,37 @@ class ActionRunner:
     def _work(self, seq: int, body: dict[str, Any]) -> None:
         ok = True
         for source in self._sources:
-            try:
-                source.stop(body)
-            except Exception as error:  # a source's own errors (a tracking server's)
-                self._report(f"{body.get('run')}: cannot act on the stop ({error})")
+            self._stop(source, body)
         if self._argv is not None:
             ok = self._command(seq, body)
         with self._lock:
             del self._running[seq]
             if ok or not self._closing.is_set():
                 self._done.append(seq)
+
+    def _stop(self, source: RunSource, body: dict[str, Any]) -> None:
+        """``source.stop(body)`` in its own thread, waited for at most the timeout: a source
+        that never returns (a server that does not answer) is reported and left behind, so it
+        holds no worker (``WCH-15``). A watcher that closes meanwhile does not record the
+        decision as acted (its worker is still running): a restart acts again."""
+        failed: list[Exception] = []
+
+        def call() -> None:
+            try:
+                source.stop(body)
+            except Exception as error:  # a source's own errors (a tracking server's)
+                failed.append(error)
+
+        thread = threading.Thread(target=call, daemon=True, name="evalstop-source-stop")
+        thread.start()
+        thread.join(self._timeout)
+        if thread.is_alive():
+            self._report(
+                f"{body.get('run')}: {type(source).__name__} did not act on the stop within "
+                f"{self._timeout:g} s; left behind"
+            )
+        elif failed:
+            self._report(f"{body.get('run')}: cannot act on the stop ({failed[0]})")
 
     def _command(self, seq: int, body: dict[str, Any]) -> bool:
         """Run the command; False when it was cut short by :meth:`close` (to be redone)."""

@@ -22,7 +22,10 @@ size are checked before anything is allocated.
   before it are skipped; the file is parsed again only when its size or time changed.
 
 Values are read as ``evalstop.traces.parse.parse_value`` reads them for replay; a missing
-value is no evaluation; a step is ``parse_step``'s.
+value is no evaluation; a step is ``parse_step``'s. Beside the metric each reader reads the
+side signals (:class:`~evalstop.watch.source.Sides`: the proxy reward and the KL, ``WCH-16``)
+logged with it: in the same JSONL or CSV record, in an entry of the same step of a trainer
+state, in a record of the same step read in the same poll of an event file.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from evalstop.traces.source import MAX_JSON_BYTES, parse_json
 from evalstop.traces.tensorboard import _checksum, _modules
 from evalstop.traces.tfrecord import header_ok
 from evalstop.watch.files import MAX_READ, Cursor, Tail, drain, opened, pread, read_tail
-from evalstop.watch.source import Point, SourceError
+from evalstop.watch.source import Point, Sides, SourceError
 
 __all__ = [
     "MAX_RECORD",
@@ -56,6 +59,9 @@ __all__ = [
 MAX_RECORD = MAX_READ
 """Largest TensorBoard record read (its length is checked before it is read): a record that
 claims more is a problem line, not a wait for bytes that never come."""
+
+
+_DEFAULT = Sides()
 
 
 def _value(label: str, line: int, metric: str, raw: object) -> float | None:
@@ -83,6 +89,30 @@ def _decode(path: Path, chunk: bytes) -> list[str]:
         raise SourceError(f"{path}: not UTF-8 text") from None
 
 
+def _side(
+    label: str, line: int, sides: Sides, name: str | None, cells: dict[str, Any]
+) -> float | None:
+    """A side signal's value in one record (``WCH-16``): None when absent, or when not a
+    number under a default key; a problem when not a number under a key given."""
+    if name is None:
+        return None
+    value = parse_value(cells.get(name))
+    if isinstance(value, Bad):
+        if name in sides.given:
+            raise SourceError(f"{label}: line {line}: {name!r} is {value.text!r}, not a number")
+        return None
+    return value
+
+
+def _sides(
+    label: str, line: int, sides: Sides, cells: dict[str, Any]
+) -> tuple[float | None, float | None]:
+    return (
+        _side(label, line, sides, sides.proxy_reward, cells),
+        _side(label, line, sides, sides.kl, cells),
+    )
+
+
 def _json(label: str, text: str, where: str) -> Any:
     try:
         return parse_json(label, text, where)
@@ -97,8 +127,8 @@ def _keep(
     from its start (rotated, rewritten), and the cursor after ``consumed`` bytes."""
     last = tail.start.last
     if tail.start.offset == 0 and last >= 0:
-        points = [(s, v) for s, v in points if s > last]
-    last = max([last, *(s for s, _ in points)])
+        points = [point for point in points if point.step > last]
+    last = max([last, *(point.step for point in points)])
     return points, tail.cursor(consumed, last, extra)
 
 
@@ -135,8 +165,11 @@ def _follow(path: Path, position: Any, *, lines: bool, parse: Parse) -> tuple[li
 class JsonlSource:
     """New records of a JSONL file (one JSON object per line); position: a cursor."""
 
-    def __init__(self, path: Path, metric: str, step_column: str | None = None) -> None:
+    def __init__(
+        self, path: Path, metric: str, step_column: str | None = None, sides: Sides = _DEFAULT
+    ) -> None:
         self._path, self._metric, self._step_column = path, metric, step_column
+        self._sides = sides
 
     @property
     def key(self) -> str:
@@ -161,7 +194,7 @@ class JsonlSource:
         if value is not None:
             step = _step(self.key, number, cells, self._step_column)
             if step is not None:
-                points.append((step, value))
+                points.append(Point(step, value, *_sides(self.key, number, self._sides, cells)))
 
 
 class CsvSource(JsonlSource):
@@ -192,8 +225,9 @@ class EventFileSource:
     """New scalars of one TensorBoard event file; position: a cursor (``tensorboard`` extra
     needed)."""
 
-    def __init__(self, path: Path, metric: str) -> None:
-        self._path, self._metric = path, metric
+    def __init__(self, path: Path, metric: str, sides: Sides = _DEFAULT) -> None:
+        self._path, self._metric, self._sides = path, metric, sides
+        self._tags = {metric, *sides.names()}
 
     @property
     def key(self) -> str:
@@ -206,7 +240,7 @@ class EventFileSource:
         data, base = tail.data, tail.start.offset
         event_pb2, tensor_util = _tensorboard(self.key)
         crc = _checksum()
-        points: list[Point] = []
+        scalars: list[tuple[str, int, float]] = []
         at = 0
         while at + _HEADER.size <= len(data):
             if not header_ok(data[at : at + _HEADER.size], crc):
@@ -225,26 +259,36 @@ class EventFileSource:
                 event.ParseFromString(payload)
             except Exception as error:  # protobuf's DecodeError
                 raise SourceError(f"{self._path}: a broken event record ({error})") from None
-            points.extend(self._scalars(event, tensor_util))
+            scalars.extend(self._scalars(event, tensor_util))
             at = end
-        return points, at, None
+        return self._points(scalars), at, None
+
+    def _points(self, scalars: list[tuple[str, int, float]]) -> list[Point]:
+        """The metric's scalars, each with the side signals of its step read with it."""
+        side = {(tag, step): value for tag, step, value in scalars}
+        return [
+            Point(step, value, side.get((self._sides.proxy_reward or "", step)),
+                  side.get((self._sides.kl or "", step)))
+            for tag, step, value in scalars
+            if tag == self._metric
+        ]  # fmt: skip
 
     def _corrupt(self, at: int, what: str) -> SourceError:
         return SourceError(f"{self._path}: record at byte {at}: {what}; the file is corrupt")
 
-    def _scalars(self, event: Any, tensor_util: Any) -> Iterable[Point]:
+    def _scalars(self, event: Any, tensor_util: Any) -> Iterable[tuple[str, int, float]]:
         if not event.HasField("summary"):
             return
         for value in event.summary.value:
-            if value.tag != self._metric:
+            if value.tag not in self._tags:
                 continue
             kind = value.WhichOneof("value")
             if kind == "simple_value":
-                yield int(event.step), float(value.simple_value)
+                yield value.tag, int(event.step), float(value.simple_value)
             elif kind == "tensor" and _one_element(value.tensor):
                 array = tensor_util.make_ndarray(value.tensor)
                 if array.size == 1 and array.dtype.kind in "fiu":
-                    yield int(event.step), float(array.reshape(()))
+                    yield value.tag, int(event.step), float(array.reshape(()))
 
 
 def _one_element(tensor: Any) -> bool:
@@ -266,8 +310,8 @@ class TrainerStateSource:
     """New ``log_history`` entries of a run's latest ``trainer_state.json``; position:
     ``[last step folded, file size, file mtime_ns]``."""
 
-    def __init__(self, folder: Path, metric: str) -> None:
-        self._folder, self._metric = folder, metric
+    def __init__(self, folder: Path, metric: str, sides: Sides = _DEFAULT) -> None:
+        self._folder, self._metric, self._sides = folder, metric, sides
 
     @property
     def key(self) -> str:
@@ -293,14 +337,23 @@ class TrainerStateSource:
         if not isinstance(history, list):
             raise SourceError(f"{path}: expected an object whose log_history is a list")
         points: list[Point] = []
+        side: dict[int, list[float | None]] = {}
         for index, entry in enumerate(history):
             if not isinstance(entry, dict):
                 raise SourceError(f"{path}: log_history[{index}] is not an object")
+            values = _sides(str(path), index, self._sides, entry)
+            if values != (None, None) and isinstance(entry.get("step"), int):
+                known = side.setdefault(entry["step"], [None, None])
+                known[:] = [
+                    new if new is not None else old for old, new in zip(known, values, strict=True)
+                ]
             value = _value(str(path), index, self._metric, entry.get(self._metric))
             step = None if value is None else _step(str(path), index, entry, "step")
             if value is not None and step is not None and step > last:
-                points.append((step, value))
+                points.append(Point(step, value))
                 last = step
+        # HF logs a step's eval and train entries apart: a step's side signals from any of them
+        points = [Point(p.step, p.value, *side.get(p.step, (None, None))) for p in points]
         return points, [last, info.st_size, info.st_mtime_ns]
 
 

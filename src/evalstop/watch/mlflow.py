@@ -53,7 +53,7 @@ class MlflowSource:
         for metric in sorted(history, key=lambda m: (int(m.step), int(m.timestamp))):
             step = int(metric.step)
             if step > last:
-                points.append((step, float(metric.value)))
+                points.append(Point(step, float(metric.value)))
                 last = step
         return points, last
 

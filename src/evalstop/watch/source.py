@@ -3,7 +3,8 @@
 Three small interfaces, so that a new kind of run (a folder, an MLflow run, a Slurm job) plugs
 into :class:`~evalstop.watch.watcher.Watcher` without touching it:
 
-- a :class:`Source` reads the points ``(step, value)`` of one log after a saved position;
+- a :class:`Source` reads the points of one log after a saved position: step, value and the
+  side signals logged with them (:class:`Point`);
 - a :class:`Run` is a key (unique, stable across restarts: a folder's resolved path,
   ``mlflow:<id>``), a short name, an optional folder (where the stop marker goes), its sources
   and the facts passed to actions (``EVALSTOP_*`` environment variables);
@@ -15,16 +16,43 @@ into :class:`~evalstop.watch.watcher.Watcher` without touching it:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import attrs
 
 from evalstop.core.errors import EvalStopError
 
-__all__ = ["Point", "Run", "RunSource", "Source", "SourceError"]
+__all__ = ["Point", "Run", "RunSource", "Sides", "Source", "SourceError"]
 
-Point = tuple[int, float]
-"""``(step, value)``: one evaluation of a run."""
+
+class Point(NamedTuple):
+    """One evaluation of a run: its step and value, and the side signals logged with it
+    (``WCH-16``: the proxy reward and the KL, None where the log has none)."""
+
+    step: int
+    value: float
+    proxy_reward: float | None = None
+    kl: float | None = None
+
+
+@attrs.frozen(slots=True)
+class Sides:
+    """The side signals a run's sources read beside the metric (``WCH-16``).
+
+    Attributes:
+        proxy_reward: the proxy reward's key (None: none read).
+        kl: the KL's key (None: none read).
+        given: the keys named on the command line (``--proxy-metric``, ``--kl-metric``): their
+            value when not a number is a problem; a default key's is only no value.
+    """
+
+    proxy_reward: str | None = "proxy_reward"
+    kl: str | None = "kl"
+    given: frozenset[str] = frozenset()
+
+    def names(self) -> tuple[str, ...]:
+        """The keys read (beside the metric)."""
+        return tuple(name for name in (self.proxy_reward, self.kl) if name is not None)
 
 
 class SourceError(EvalStopError):

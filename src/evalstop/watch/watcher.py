@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
 
 from evalstop.live.monitor import Monitor, Stop
-from evalstop.watch.source import Run, SourceError
+from evalstop.watch.source import Point, Run, SourceError
 from evalstop.watch.store import ACTED, ANNOUNCED, StateError, StateStore
 
 __all__ = ["Actions", "StopNotice", "Watcher", "watch"]
@@ -113,6 +113,7 @@ class Watcher:
         self._actions = _Inline(act) if act is None or callable(act) else act
         self._report = report
         self._reported: dict[str, str] = {}
+        self._noted: set[tuple[str, str]] = set()
         self._decided = store.decided()
 
     def poll(self, runs: Iterable[Run]) -> int:
@@ -163,8 +164,16 @@ class Watcher:
             points, after = source.read(position)
             if after != position:
                 moved.append((source.key, after))
-            for step, value in points:
-                verdict = monitor.observe(_JOB, step, value, loss=self._loss(value))
+            self._note_missing(run.key, points)
+            for point in points:
+                verdict = monitor.observe(
+                    _JOB,
+                    point.step,
+                    point.value,
+                    loss=self._loss(point.value),
+                    proxy_reward=point.proxy_reward,
+                    kl=point.kl,
+                )
                 folded += 1
                 if isinstance(verdict, Stop):
                     stop = verdict
@@ -181,6 +190,18 @@ class Watcher:
                 self._store.record(run.key, self._decision(run, stop).to_json_dict())
         if stop is not None:
             self._decided.add(run.key)
+
+    def _note_missing(self, run: str, points: Sequence[Point]) -> None:
+        """One note per run and side signal the detector needs and the run's log lacks
+        (``SIG-8``, ``WCH-16``): said, never silent."""
+        for name in getattr(self._detector, "needs", ()):
+            lacking = points and all(getattr(point, name, None) is None for point in points)
+            if lacking and (run, name) not in self._noted:
+                self._noted.add((run, name))
+                self._report(
+                    f"note: {run}: no {name} to read; {self._detector.name} judges it by its "
+                    "eval-only fallback (spec SIG-8)"
+                )
 
     def _loss(self, value: float) -> float:
         # As replay does without a loss trace: the score turned lower-is-better (RPL-4).
