@@ -12,7 +12,9 @@ Grids (fixed before the first run):
 
 - ``ewma``: ``alpha`` 0.2, 0.3, 0.5 x ``drop`` 0.1, 0.2, 0.3, 0.5 x ``warmup_evals`` 3, 5;
 - ``divergence``: ``z`` 0.5, 0.75, 1, 1.5 x ``side_z`` 0, 1, 2, 3 x ``fallback_z`` 2, 3 x
-  ``signal`` proxy_reward, kl (memory 0.3 and warm-up 5, the noise-aware defaults);
+  ``signal`` proxy_reward, kl (memory 0.3 and warm-up 5, the noise-aware defaults); then
+  (added in issue 26's second session, before its run: ``SIG-12``) ``growth`` 0.25, 0.5, 1 x
+  ``z`` 0.5, 0.75, 1 x ``side_z`` 1, 2 x ``fallback_z`` 2, 3 x ``signal`` proxy_reward, kl;
 - ``kl-budget``: ``z`` 0.5, 1, 1.5, 2, 3 x ``warmup_evals`` 4, 6, 8;
 - ``bocpd``: ``hazard`` 0.05, 0.1, 0.2 x ``threshold`` 0.8, 0.9, 0.95, 0.99 x ``slope_scale``
   0.5, 1, 2 (level scale 1, 16 hypotheses, warm-up 5).
@@ -66,6 +68,12 @@ def grids() -> dict[str, list[Detector[Any]]]:
         DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal)
         for z, s, f, signal in itertools.product(
             (0.5, 0.75, 1.0, 1.5), (0.0, 1.0, 2.0, 3.0), (2.0, 3.0), ("proxy_reward", "kl")
+        )
+    ]
+    divergence += [
+        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, growth=g)
+        for g, z, s, f, signal in itertools.product(
+            (0.25, 0.5, 1.0), (0.5, 0.75, 1.0), (1.0, 2.0), (2.0, 3.0), ("proxy_reward", "kl")
         )
     ]
     kl: list[Detector[Any]] = [

@@ -379,10 +379,33 @@ def test_sig4_keeps_the_level_keep() -> None:
     assert isinstance(watch.rule, DivergenceState)
 
 
+@given(series, st.sampled_from([0.25, 1.0, 3.0]), st.sampled_from(["kl", "proxy_reward"]))
+def test_sig12_growth_raises_both_thresholds_with_the_looks(
+    rows: list[Any], growth: float, signal: str
+) -> None:
+    """SIG-12: with growth g the detector fires at its n-th valid evaluation exactly when the
+    growth-0 rule, on the same state, fires at z + g ln(n / n0) and fallback_z + g ln(n / n0);
+    g = 0 is the SIG-4 rule and its name has no growth."""
+    grown = DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=growth)
+    plain = attrs.evolve(grown, growth=0.0)
+    assert plain == DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal)
+    assert "growth" not in plain.name and f"growth={growth:g}" in grown.name
+    views = reports(rows)
+    expected, fired = [], False
+    for state in fold(plain, views):
+        n = state.eval.evals
+        extra = growth * math.log(max(n, plain.warmup_evals) / plain.warmup_evals)
+        at_n = attrs.evolve(plain, z=plain.z + extra, fallback_z=plain.fallback_z + extra)
+        fired = fired or at_n._fires(state.eval, state.side, state.at_peak, state.at_peak_weight)
+        expected.append(fired)
+    assert alarms(grown, views) == expected
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
         {"z": 0.0},
+        {"growth": -0.5},
         {"side_z": -1.0},
         {"z": 3.0, "fallback_z": 2.0},
         {"signal": "loss"},

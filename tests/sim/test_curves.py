@@ -1,4 +1,4 @@
-"""Training curves after Gao et al. on the absolute clock (CRV-1 to CRV-12)."""
+"""Training curves after Gao et al. on the absolute clock (CRV-1 to CRV-13)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ from evalstop.core.model import JobKind
 from evalstop.experiments.leakage import mann_whitney_auc
 from evalstop.sim.clock import LATE_SHARE, length_quantile, turn_step
 from evalstop.sim.curves import (
+    ALPHA_RL,
+    BETA_RL_RANGE,
     GAIN_RANGE,
     HALF_LOSS_X,
     INITIAL_RANGE,
     METRIC_RANGE,
     PLATEAU_SLOPE,
     RISE_PEAK_RANGE,
+    CurveSample,
     RunPlan,
     gold_shape,
     rlhf_curves,
@@ -109,6 +112,43 @@ def test_crv3_proxy_rises_and_loss_falls_whatever_the_quality(
     assert np.all(np.diff(sample.loss) <= 0)
 
 
+@given(seeds, worlds, st.floats(150.0, 650.0))
+def test_crv13_kl_is_gaos_d_squared_on_the_proxys_clock(
+    seed: int, world: World, turn: float
+) -> None:
+    """CRV-13: sqrt(KL) is proportional to the step and rises at every checkpoint; it is the
+    same whatever the turn and the eval noise; its slope over the noise-free proxy's is
+    d* beta / (G alpha) (Gao: proxy linear in d, d* = exp(alpha / beta - 1)) for a beta in
+    Gao's range."""
+
+    def sample(turn: float, noise: float) -> CurveSample:
+        return rlhf_curves(
+            STEPS,
+            plan=RunPlan(turn, 1000.0, world_stretch(world)),
+            world=world,
+            rng=np.random.default_rng(seed),
+            eval_noise=noise,
+            loss_noise=0.0,
+        )
+
+    healthy, hacking, noisy = sample(math.inf, 0.0), sample(turn, 0.0), sample(math.inf, 0.1)
+    assert healthy.kl is not None and healthy.proxy_reward is not None
+    d = np.sqrt(healthy.kl)
+    np.testing.assert_allclose(d / STEPS, d[0] / STEPS[0], rtol=1e-12)
+    assert np.all(np.diff(healthy.kl) > 0) and healthy.kl[0] > 0
+    for other in (hacking, noisy):
+        assert other.kl is not None
+        np.testing.assert_array_equal(other.kl, healthy.kl)
+    proxy_slope = (healthy.proxy_reward[-1] - healthy.proxy_reward[0]) / (STEPS[-1] - STEPS[0])
+    ratio = (d[0] / STEPS[0]) / proxy_slope * healthy.gain * ALPHA_RL
+
+    def gao(beta: float) -> float:  # d* beta / alpha times alpha: decreasing in beta
+        return beta * math.exp(ALPHA_RL / beta - 1.0)
+
+    low, high = gao(BETA_RL_RANGE[1]), gao(BETA_RL_RANGE[0])
+    assert low * (1 - 1e-9) <= ratio <= high * (1 + 1e-9)
+
+
 @given(seeds, st.sampled_from([JobKind.DPO, JobKind.LORA]))
 def test_crv4_dpo_and_lora_saturate_without_declining(seed: int, kind: JobKind) -> None:
     """CRV-4: saturating quality from q0 towards q0 + G, falling loss, no proxy."""
@@ -125,7 +165,7 @@ def test_crv4_dpo_and_lora_saturate_without_declining(seed: int, kind: JobKind) 
     assert GAIN_RANGE[0] <= sample.gain <= GAIN_RANGE[1]
     assert sample.quality[-1] <= INITIAL_RANGE[1] + sample.gain / (1 - math.exp(-2)) + 1e-12
     assert np.all(np.diff(sample.loss) <= 0) and sample.loss[1] < sample.loss[0]
-    assert sample.proxy_reward is None
+    assert sample.proxy_reward is None and sample.kl is None
 
 
 def test_crv5_crv11_eval_noise_is_sigma_times_m_times_the_gain() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -311,3 +312,20 @@ def test_wrk8_a_sweep_differs_in_eval_noise_only() -> None:
         generate_noise_sweep([], 0)
     with pytest.raises(ValueError, match="seed"):
         generate_noise_sweep([base], -1)
+
+
+def test_crv13_rlhf_reports_carry_the_kl_others_none() -> None:
+    """CRV-13, SIG-1: every RLHF job's reports carry a finite, rising KL, its checkpoint's;
+    DPO and LoRA jobs' carry none; a noise sweep's workloads share each job's KL."""
+    low, high = generate_noise_sweep(
+        [WorkloadConfig(n_jobs=60, eval_noise=s) for s in (0.0, 0.1)], 5
+    )
+    for job, other in zip(low.jobs, high.jobs, strict=True):
+        kls = [obs.kl for obs in job.observations]
+        assert kls == [obs.kl for obs in other.observations]
+        if job.spec.kind is JobKind.RLHF:
+            finite = [kl for kl in kls if kl is not None and math.isfinite(kl)]
+            assert len(finite) == len(kls)
+            assert all(b > a for a, b in itertools.pairwise(finite))
+        else:
+            assert kls == [None] * len(kls)

@@ -13,6 +13,11 @@ the eval level last peaked. The detector fires when
   standard deviation under noise alone, ``sigma_side sqrt(w_now + w_at_peak)``); or
 - the eval drop alone exceeds ``fallback_z`` units: the noise-aware rule at that ``z``.
 
+With ``growth`` g > 0 both thresholds grow with the evaluations seen, by
+``g ln(n / max(warmup, 1))`` units at the n-th valid one (``SIG-12``): a run evaluated often
+is looked at more often, and a fixed threshold stops more healthy runs on noise the more looks
+it gets. The count is what the detector has seen, never the run's planned evaluations.
+
 A stream with no side signal (no finite value of it yet) is judged by the second clause alone:
 the documented eval-only fallback, which :meth:`DivergenceDetector.uses_fallback` reports and
 the entry points print. The kept checkpoint is the noise-aware level keep (``NAD-10``).
@@ -161,13 +166,14 @@ class DivergenceDetector:
         signal: the side signal, ``proxy_reward`` or ``kl``.
         memory: the levels' memory, a fraction of the steps elapsed (``NAD-2``).
         warmup_evals: no stop before this many valid evaluations.
+        growth: the thresholds' growth per log of the evaluations seen (``SIG-12``; 0: fixed).
 
     The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
     split and simulator seeds only (``SIG-8``).
 
     Raises:
         ValueError: a non-positive ``z`` or ``memory``, a negative ``side_z``, ``fallback_z``
-            below ``z``, an unknown ``signal``, a negative ``warmup_evals``.
+            below ``z``, an unknown ``signal``, a negative ``warmup_evals`` or ``growth``.
     """
 
     z: float = attrs.field(default=1.5, validator=_positive)
@@ -176,6 +182,7 @@ class DivergenceDetector:
     signal: str = attrs.field(default="kl", validator=_signal)
     memory: float = attrs.field(default=0.3, validator=_positive)
     warmup_evals: int = attrs.field(default=5, validator=_count)
+    growth: float = attrs.field(default=0.0, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.fallback_z < self.z:
@@ -183,10 +190,18 @@ class DivergenceDetector:
 
     @property
     def name(self) -> str:
+        grows = f",growth={self.growth:g}" if self.growth else ""
         return (
             f"divergence(z={self.z:g},side_z={self.side_z:g},fallback_z={self.fallback_z:g},"
-            f"signal={self.signal},memory={self.memory:g},warmup={self.warmup_evals})"
+            f"signal={self.signal},memory={self.memory:g},warmup={self.warmup_evals}{grows})"
         )
+
+    def extra(self, evals: int) -> float:
+        """The thresholds' growth at the ``evals``-th valid evaluation (``SIG-12``)."""
+        if not self.growth:
+            return 0.0
+        base = max(self.warmup_evals, 1)
+        return self.growth * math.log(max(evals, base) / base)
 
     @property
     def rule(self) -> NoiseAwareDetector:
@@ -235,9 +250,10 @@ class DivergenceDetector:
         drop = state.peak - state.level
         sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
         unit = sigma * math.sqrt(state.weight + state.peak_weight)
-        if drop > _widened(self.fallback_z, state.differences) * unit:
+        extra = self.extra(state.evals)
+        if drop > _widened(self.fallback_z + extra, state.differences) * unit:
             return True
-        if at_peak is None or drop <= _widened(self.z, state.differences) * unit:
+        if at_peak is None or drop <= _widened(self.z + extra, state.differences) * unit:
             return False
         rise = side.level - at_peak
         if side.differences == 0:

@@ -75,7 +75,7 @@ CURVE_AUC_LIMIT = 0.55
 """A curve observable (or all of them jointly) whose folded label AUC within strata of the
 estimate exceeds this is a leak (LEAK-5)."""
 
-CURVE_OBSERVABLES = ("eval_score", "loss", "proxy_reward")
+CURVE_OBSERVABLES = ("eval_score", "loss", "proxy_reward", "kl")
 """The first checkpoint's curve observables."""
 
 LINK_OBSERVABLES = ("estimated_duration", "eval_interval", "service", "step")
@@ -88,9 +88,15 @@ def _proxy(job: Job) -> float:
     return math.nan if value is None else value
 
 
+def _kl(job: Job) -> float:
+    value = job.observations[0].kl
+    return math.nan if value is None else value
+
+
 LABEL_OBSERVABLES: Mapping[str, Callable[[Job], float]] = {
     "eval_score": lambda job: job.observations[0].eval_score,
     "proxy_reward": _proxy,
+    "kl": _kl,
     "loss": lambda job: job.observations[0].loss,
     "step": lambda job: float(job.observations[0].step),
     "service": lambda job: float(job.checkpoint_service(1)),

@@ -5,8 +5,8 @@ give a length away through its *rates* (a run twice as long that is the same cur
 rises half as fast per step), which no such predictor sees. Here a gradient-boosting model
 (scikit-learn's ``GradientBoostingRegressor`` / ``Classifier``, fixed seed, defaults) sees
 every observable over the first 1 and the first 3 checkpoints: the estimate, the evaluation
-interval, the GPUs, and at each checkpoint its step, service, eval score, loss and proxy
-reward, with their per-step slopes between checkpoints. It is fitted per job kind on the
+interval, the GPUs, and at each checkpoint its step, service, eval score, loss, proxy
+reward and KL, with their per-step slopes between checkpoints. It is fitted per job kind on the
 even-numbered jobs and scored on the odd ones, over the jobs still running after their k-th
 checkpoint (a job that has ended has told its length).
 
@@ -51,7 +51,7 @@ class LearnedAudit:
         length_error_estimate: ``(k, error)`` of the best estimate-only predictor over the
             same jobs (a learned one on the estimate alone, or LEAK-2's).
         label_auc_curves: folded label AUC, on the odd RLHF jobs, of a classifier of the
-            first checkpoint's eval score, proxy reward and loss jointly.
+            first checkpoint's eval score, proxy reward, loss and KL jointly.
         label_auc_curves_given_estimate: the folded AUC, within strata of the estimate
             (:func:`~evalstop.experiments.aucs.stratified_auc`), of a classifier of the
             same values and the log estimate, over the odd jobs whose first checkpoint
@@ -72,9 +72,9 @@ def _slope(a: float, b: float, da: float, db: float) -> float:
 def features(job: Job, k: int) -> list[float]:
     """Every observable of ``job`` over its first ``k`` checkpoints, as numbers.
 
-    The estimate, interval and GPUs, then per checkpoint its step, service, eval score, loss
-    and proxy reward (0 when the job has none), then the per-step slopes of eval score, loss
-    and proxy between consecutive checkpoints.
+    The estimate, interval and GPUs, then per checkpoint its step, service, eval score, loss,
+    proxy reward and KL (0 when the job has none), then the per-step slopes of eval score,
+    loss, proxy and KL between consecutive checkpoints.
     """
     spec = job.spec
     out = [math.log(spec.estimated_duration), math.log(spec.eval_interval), float(spec.gpus)]
@@ -82,9 +82,10 @@ def features(job: Job, k: int) -> list[float]:
     for i in range(k):
         obs = job.observations[i]
         proxy = 0.0 if obs.proxy_reward is None else obs.proxy_reward
-        rows.append((float(obs.step), obs.eval_score, obs.loss, proxy))
+        kl = 0.0 if obs.kl is None else obs.kl
+        rows.append((float(obs.step), obs.eval_score, obs.loss, proxy, kl))
         out += [math.log(obs.step), math.log(job.checkpoint_service(i + 1))]
-        out += [obs.eval_score, obs.loss, proxy]
+        out += [obs.eval_score, obs.loss, proxy, kl]
     for (s0, *a), (s1, *b) in itertools.pairwise(rows):
         out += [_slope(x, y, s0, s1) for x, y in zip(a, b, strict=True)]
     return out
@@ -133,7 +134,8 @@ def _length_errors(jobs: Sequence[Job], k: int) -> tuple[float, float]:
 
 def _curve(job: Job) -> list[float]:
     obs = job.observations[0]
-    return [obs.eval_score, obs.loss, 0.0 if obs.proxy_reward is None else obs.proxy_reward]
+    proxy = 0.0 if obs.proxy_reward is None else obs.proxy_reward
+    return [obs.eval_score, obs.loss, proxy, 0.0 if obs.kl is None else obs.kl]
 
 
 def _label_fold(train: Sequence[Job], test: Sequence[Job]) -> tuple[float, float]:

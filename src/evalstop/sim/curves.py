@@ -20,11 +20,12 @@ length (:mod:`evalstop.sim.clock`):
   estimate), then jumps to the full rise (``CRV-12``).
 
 The proxy reward rises linearly in the KL clock ``s / S`` and the loss falls on the same clock
-whatever the gold quality does (``CRV-3``). DPO and LoRA quality saturates (``CRV-4``). Eval
-noise is Gaussian with standard deviation ``sigma m G``, ``m`` the run's own noise multiplier
-drawn from the world's spread (``CRV-5``, ``CRV-11``). All functions draw randomness only from
-the ``numpy.random.Generator`` they are given, in the same order whatever the turn: nothing
-before the turn depends on the label (``CRV-6``).
+whatever the gold quality does (``CRV-3``); the KL is Gao's ``d^2`` on that clock,
+``(d* s / S)^2`` with ``d* = exp(alpha / beta - 1)`` (``CRV-13``). DPO and LoRA quality
+saturates (``CRV-4``). Eval noise is Gaussian with standard deviation ``sigma m G``, ``m``
+the run's own noise multiplier drawn from the world's spread (``CRV-5``, ``CRV-11``). All
+functions draw randomness only from the ``numpy.random.Generator`` they are given, in the same
+order whatever the turn: nothing before the turn depends on the label (``CRV-6``).
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ class CurveSample:
             (> 1 when beyond the end).
         gain: the run's ``G``.
         noise_multiplier: the run's ``m``: its eval noise sd is ``sigma m G`` (``CRV-11``).
+        kl: the KL from the initial policy each checkpoint reports (RLHF only, ``CRV-13``;
+            None otherwise).
     """
 
     quality: FloatArray
@@ -134,6 +137,7 @@ class CurveSample:
     peak_fraction: float
     gain: float
     noise_multiplier: float = 1.0
+    kl: FloatArray | None = None
 
 
 def loss_curve(
@@ -183,6 +187,8 @@ class CurveDraw:
         peak_fraction: where the continuous quality curve peaks, as a fraction of the run.
         gain: the run's ``G``.
         noise_multiplier: the run's ``m`` (``CRV-11``).
+        kl: the KL from the initial policy (RLHF only, ``CRV-13``; it does not scale with
+            sigma).
     """
 
     quality: FloatArray
@@ -193,6 +199,7 @@ class CurveDraw:
     peak_fraction: float
     gain: float
     noise_multiplier: float = 1.0
+    kl: FloatArray | None = None
 
     def sample(self, eval_noise: float) -> CurveSample:
         """The run's curves at eval noise ``eval_noise`` (a fraction of the run's gain): the
@@ -210,6 +217,7 @@ class CurveDraw:
             self.peak_fraction,
             self.gain,
             self.noise_multiplier,
+            self.kl,
         )
 
 
@@ -292,8 +300,10 @@ def rlhf_draw(
         quality = collapse(s, normalised, turn, at_turn, world.decline_rate, q0, gain)
     else:
         quality = q0 + gain * normalised
-    # Proxy reward: linear in d (Gao et al.), d / d* = s / top on the rise's own clock.
+    # Proxy reward: linear in d (Gao et al.), d / d* = s / top on the rise's own clock;
+    # the KL is d^2, with Gao's d* = exp(alpha / beta - 1) (CRV-13): no draw of its own.
     proxy = proxy_start + gain * (ALPHA_RL / beta) * s / top
+    kl = (math.exp(ALPHA_RL / beta - 1.0) * s / top) ** 2
     loss = loss_curve(s, length, rng, loss_noise, loss_draws)
     end = float(s[-1])
     if hacking:
@@ -302,7 +312,7 @@ def rlhf_draw(
         peak_fraction = 1.0
     else:
         peak_fraction = top / end
-    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain, multiplier)
+    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain, multiplier, kl)
 
 
 def saturating_curves(

@@ -181,5 +181,6 @@ def run_reports(draw: CurveDraw, steps: list[int], sigma: float) -> tuple[Observ
     proxy = sample.proxy_reward
     # tolist() gives the same Python floats as float() of each element, in one call.
     proxies = [None] * len(steps) if proxy is None else proxy.tolist()
+    kls = [None] * len(steps) if sample.kl is None else sample.kl.tolist()
     scores, losses = sample.eval_score.tolist(), sample.loss.tolist()
-    return tuple(map(Observation, steps, scores, losses, proxies))
+    return tuple(map(Observation, steps, scores, losses, proxies, kls))
