@@ -18,7 +18,7 @@ from builders import make_job
 from evalstop.core.bocpd import BocpdDetector, BocpdState, decline_probability
 from evalstop.core.boundary import CheckpointView, checkpoint_report
 from evalstop.core.detectors import Detector, observe, start_watch
-from evalstop.core.divergence import DivergenceDetector, DivergenceState
+from evalstop.core.divergence import DivergenceDetector, DivergenceState, SideState, _side
 from evalstop.core.ewma import EwmaDetector
 from evalstop.core.kl_budget import KlBudgetDetector, KlBudgetState
 from evalstop.core.model import JobKind, Observation
@@ -287,6 +287,64 @@ def test_sig4_divergence_equals_reference(rows: list[Any], detector: Any) -> Non
     eval peak from the whole history (the eval part by the noise-aware rule itself)."""
     views = reports(rows)
     assert alarms(detector, views) == divergence_reference(detector, views)
+
+
+def _side_before_one_copy(
+    state: SideState, value: float | None, step: int, memory: float
+) -> SideState:
+    """The side signal's fold as it was written before it ran the noise-aware fold (commit
+    d61fce6), kept as an oracle, operation for operation."""
+    if value is None:
+        return state
+    if state.origin is None:
+        return SideState(1, step, value, weight=1.0)
+    relative = value - state.origin
+    if not math.isfinite(relative):
+        return state
+    gap = max(step - state.step, 0)
+    alpha = -math.expm1(-gap / (memory * max(step, 1)))
+    level = state.level + alpha * (relative - state.level)
+    weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
+    roughness, differences = state.roughness, state.differences
+    if state.evals >= 2:
+        roughness += abs(relative - 2.0 * state.last + state.before)
+        differences += 1
+    return SideState(
+        state.evals + 1,
+        step,
+        state.origin,
+        relative,
+        state.last,
+        level,
+        weight,
+        roughness,
+        differences,
+    )
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 10**9),
+            st.one_of(st.none(), st.floats(-1e299, 1e299), st.sampled_from([0.0, -0.0, 5e-324])),
+        ),
+        max_size=40,
+    ),
+    st.floats(0.01, 2.0),
+)
+def test_sig4_nad11_the_side_is_folded_by_the_one_noise_fold(
+    points: list[tuple[int, float | None]], memory: float
+) -> None:
+    """SIG-4, NAD-11: the side signal's level and noise come from the noise-aware rule's one
+    fold, bit for bit the separate fold it replaced (repr tells -0.0 from 0.0) for any steps
+    and any side values within ``SPAN`` of each other, and a missing value returns the state
+    itself."""
+    new = old = SideState()
+    for step, value in points:
+        before = new
+        new, old = _side(new, value, step, memory), _side_before_one_copy(old, value, step, memory)
+        assert repr(new) == repr(old)
+        assert (new is before) == (value is None)
 
 
 def test_sig4_corroboration_fires_earlier_than_the_fallback() -> None:

@@ -31,7 +31,9 @@ from evalstop.core.registry import LIVE_DETECTORS
 from evalstop.live.direction import ModeChoice, UnknownDirectionError
 from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
+from evalstop.watch.bounded import BoundedListing
 from evalstop.watch.folders import FolderRuns
+from evalstop.watch.slurm import SlurmRuns
 from evalstop.watch.source import Run, RunSource, Sides
 from evalstop.watch.store import StateError, StateStore
 from evalstop.watch.watcher import Watcher, watch
@@ -216,12 +218,17 @@ def _settings(args: argparse.Namespace, template: Monitor) -> dict[str, Any]:
     return settings
 
 
-def _discoverer(sources: list[RunSource]) -> Callable[[], list[Run]]:
+def _discoverer(sources: list[RunSource], wait: float) -> Callable[[], list[Run]]:
+    """Every source's runs at each poll; a server's listing is waited for at most ``wait``
+    seconds (``WCH-15``). Folders are listed directly (their reads are bounded already), and
+    so are Slurm jobs: each Slurm command has its own timeout (``SLM``)."""
     reported: set[str] = set()
+    direct = (FolderRuns, SlurmRuns)
+    listings = [s if isinstance(s, direct) else BoundedListing(s, wait) for s in sources]
 
     def discover() -> list[Run]:
         runs: list[Run] = []
-        for source in sources:
+        for source in listings:
             found, problems = source.runs()
             runs.extend(found)
             for problem in problems:
@@ -271,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             watch(
                 watcher,
-                _discoverer(sources),
+                _discoverer(sources, max(1.0, args.interval)),
                 interval=args.interval,
                 once=args.once,
                 stopping=lambda: stopping,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import attrs
 
@@ -41,6 +42,7 @@ from evalstop.core.noise_aware import (
     _non_negative,
     _positive,
 )
+from evalstop.core.noise_fold import NoiseFold, noise_folder
 
 __all__ = ["SIGNALS", "DivergenceDetector", "DivergenceState", "SideState", "side_value"]
 
@@ -108,33 +110,47 @@ def _signal(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
 
 
 def _side(state: SideState, value: float | None, step: int, memory: float) -> SideState:
-    """``state`` after one side value (``NAD-1``, ``NAD-2``); None leaves it unchanged."""
+    """``state`` after one side value (``NAD-1``, ``NAD-2``, by the noise-aware rule's one fold,
+    ``NAD-11``); None, or a value more than ``SPAN`` from the first (``NAD-7``), leaves it
+    unchanged."""
     if value is None:
         return state
-    if state.origin is None:
-        return SideState(1, step, value, weight=1.0)
-    relative = value - state.origin
-    if not math.isfinite(relative):
-        return state
-    gap = max(step - state.step, 0)
-    alpha = -math.expm1(-gap / (memory * max(step, 1)))
-    level = state.level + alpha * (relative - state.level)
-    weight = (1.0 - alpha) ** 2 * state.weight + alpha * alpha
-    roughness, differences = state.roughness, state.differences
-    if state.evals >= 2:
-        roughness += abs(relative - 2.0 * state.last + state.before)
-        differences += 1
-    return SideState(
-        state.evals + 1,
-        step,
+    s = NoiseFold.levels(
+        state.evals,
+        state.step,
         state.origin,
-        relative,
         state.last,
-        level,
-        weight,
-        roughness,
-        differences,
+        state.before,
+        state.level,
+        state.weight,
+        state.roughness,
+        state.differences,
     )
+    _levels(memory)(s, step, value)
+    if s.origin is state.origin and s.evals_rule == state.evals:
+        return state  # skipped: the fold changed nothing
+    return SideState(
+        s.evals_rule,
+        s.step,
+        s.origin,
+        s.last,
+        s.before,
+        s.level,
+        s.weight,
+        s.roughness,
+        s.differences,
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _levels(memory: float) -> Callable[[NoiseFold, int, float], bool]:
+    """The noise-aware fold at ``memory`` whose level and noise fields :func:`_side` reads (its
+    rule never fires: the side's own test is ``DivergenceDetector._fires``)."""
+    return noise_folder(NoiseAwareDetector(memory=memory, warmup_evals=_NEVER, keep="best"))
+
+
+_NEVER = 2**62
+"""A warm-up no run reaches: the side's fold skips the rule's alarm."""
 
 
 @attrs.frozen(slots=True)

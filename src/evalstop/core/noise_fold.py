@@ -169,6 +169,30 @@ class NoiseFold:
         s.evals, s.best_step, s.best_score, s.fired_step = 0, None, None, None
         return s
 
+    @classmethod
+    def levels(
+        cls,
+        evals: int,
+        step: int,
+        origin: float | None,
+        last: float,
+        before: float,
+        level: float,
+        weight: float,
+        roughness: float,
+        differences: int,
+    ) -> NoiseFold:
+        """A scratch fold of the level and noise alone (``NAD-1``, ``NAD-2``: the fields of
+        the same names), every other field at rest: what the divergence detector folds its
+        side signal into (``SIG-4``)."""
+        s = cls.__new__(cls)
+        s.evals_rule, s.step, s.origin, s.last, s.before = evals, step, origin, last, before
+        s.level, s.weight, s.roughness, s.differences = level, weight, roughness, differences
+        s.peak = s.peak_weight = s.track = s.kept_level = s.kept_score = 0.0
+        s.alarm, s.kept_step = False, 0
+        s.evals, s.best_step, s.best_score, s.fired_step = 0, None, None, None
+        return s
+
     def fold(self, rule: NoiseRule, step: int, value: float) -> bool:
         """Fold one report in place with ``noise_folder(rule)`` (spec ``NAD-11``); True when
         ``value`` is finite. The folder of the last rule is kept, so a loop over one rule

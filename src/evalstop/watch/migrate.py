@@ -25,6 +25,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from evalstop.core.errors import EvalStopError
 from evalstop.watch.files import cursor_at
 
 __all__ = ["MigrationError", "migrate_schema_1"]
@@ -32,7 +33,7 @@ __all__ = ["MigrationError", "migrate_schema_1"]
 _MLFLOW = "mlflow:"
 
 
-class MigrationError(ValueError):
+class MigrationError(EvalStopError, ValueError):
     """A schema-1 file whose rows are not what schema 1 wrote."""
 
 
