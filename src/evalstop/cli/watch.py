@@ -33,6 +33,7 @@ from evalstop.live.monitor import Monitor
 from evalstop.watch.actions import ActionRunner, CommandError, argv_template
 from evalstop.watch.bounded import BoundedListing
 from evalstop.watch.folders import FolderRuns
+from evalstop.watch.slurm import SlurmRuns
 from evalstop.watch.source import Run, RunSource, Sides
 from evalstop.watch.store import StateError, StateStore
 from evalstop.watch.watcher import Watcher, watch
@@ -219,9 +220,11 @@ def _settings(args: argparse.Namespace, template: Monitor) -> dict[str, Any]:
 
 def _discoverer(sources: list[RunSource], wait: float) -> Callable[[], list[Run]]:
     """Every source's runs at each poll; a server's listing is waited for at most ``wait``
-    seconds (``WCH-15``: folders are listed directly, their reads are bounded already)."""
+    seconds (``WCH-15``). Folders are listed directly (their reads are bounded already), and
+    so are Slurm jobs: each Slurm command has its own timeout (``SLM``)."""
     reported: set[str] = set()
-    listings = [s if isinstance(s, FolderRuns) else BoundedListing(s, wait) for s in sources]
+    direct = (FolderRuns, SlurmRuns)
+    listings = [s if isinstance(s, direct) else BoundedListing(s, wait) for s in sources]
 
     def discover() -> list[Run]:
         runs: list[Run] = []

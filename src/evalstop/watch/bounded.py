@@ -1,6 +1,6 @@
 """A run source's listing, waited for at most a bound (spec ``WCH-15``).
 
-A source that lists its runs from a server (MLflow's search, ``squeue``) may never answer. A
+A source that lists its runs from a server (MLflow's search) may never answer. A
 :class:`BoundedListing` asks it in a daemon thread and waits at most ``wait`` seconds: when the
 answer has not come, this poll goes on without that source's runs (one problem line), and the
 source is not asked again until the pending call returns, so a server that never answers costs
