@@ -134,28 +134,35 @@ class FirstFitState:
         """First fit in key order into ``free`` GPUs, appending to ``starts`` and taking the
         jobs off the queue; the room left."""
         queued, buckets, pop = self._queued, self._buckets, heapq.heappop
+        empty: list[int] = []
         while free:
             best: Ranked | None = None
             take = 0
-            for gpus, heap in list(buckets.items()):
+            for gpus, heap in buckets.items():
                 if gpus > free:
                     continue
-                while heap and _stale(queued, heap[0]):
+                head = heap[0]
+                entry = queued.get(head[1])
+                while entry is None or entry[0] is not head:  # stale: the job left the queue
                     pop(heap)
+                    if not heap:
+                        break
+                    head = heap[0]
+                    entry = queued.get(head[1])
                 if not heap:
-                    del buckets[gpus]
-                elif best is None or heap[0] < best:
-                    best, take = heap[0], gpus
+                    empty.append(gpus)
+                elif best is None or head < best:
+                    best, take = head, gpus
+            for gpus in empty:
+                del buckets[gpus]
+            empty.clear()
             if best is None:
                 break
-            pop(buckets[take])
+            heap = buckets[take]
+            pop(heap)
+            if not heap:
+                del buckets[take]
             del queued[best[1]]
             free -= take
             starts.append(best[1])
         return free
-
-
-def _stale(queued: dict[JobId, tuple[Ranked, int]], ranked: Ranked) -> bool:
-    """Whether a heap entry is no longer its job's entry (the job left the queue)."""
-    entry = queued.get(ranked[1])
-    return entry is None or entry[0] is not ranked
