@@ -218,7 +218,6 @@ MUTATION_MODULES = [
     "src/evalstop/engine/queue.py",
     "src/evalstop/engine/fast.py",
     "src/evalstop/engine/record.py",
-    "src/evalstop/engine/builtin_fast.py",
     "src/evalstop/engine/arrivals.py",
     "src/evalstop/engine/collector.py",
     "src/evalstop/live/monitor.py",

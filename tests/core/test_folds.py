@@ -168,7 +168,6 @@ IDENTITY = re.compile(
 ENTRY_POINT = "core/registry.py"
 """The one module that may name a built-in detector's or the wrapper's class to dispatch."""
 LEAVING = {
-    "engine/builtin_fast.py": "issue 23 deletes this third engine",
     "adapters/hf.py": "reads DeclineDetector.k to save the callback's own k argument",
 }
 """Modules excused, each with the reason (an entry goes when its line does)."""

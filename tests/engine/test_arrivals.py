@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from builders import make_job
 from evalstop.core.policies import fifo, srtf_est
 from evalstop.engine.arrivals import Arrivals, QueueItem
-from evalstop.engine.builtin_fast import BuiltinSimulator
 from evalstop.engine.fast import FastSimulator
 
 ARRIVAL = 2
@@ -64,8 +63,8 @@ def test_eng15_the_heap_holds_one_arrival_however_many_are_submitted() -> None:
     """ENG-15: after 500 submits in time order the heap holds one event (the first arrival)
     and ``pending`` counts all 500; while the jobs run, the heap holds the running jobs'
     events and at most one arrival."""
-    for engine in (FastSimulator, BuiltinSimulator):
-        sim = engine(srtf_est if engine is FastSimulator else fifo, 4)
+    for policy in (srtf_est, fifo):
+        sim = FastSimulator(policy, 4)
         for job_id in range(500):
             sim.submit(make_job(job_id, submit=10 * job_id))
         assert len(sim.queue) == 1 and sim.pending == 500

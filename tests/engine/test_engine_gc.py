@@ -9,13 +9,11 @@ import pytest
 
 from builders import make_job
 from evalstop.core.detectors import DeclineDetector, LossPlateau
-from evalstop.core.model import JobId
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.policies import PriorityPolicy, fifo, las, loss_aware, sjf_est, srtf_est
 from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
-from evalstop.engine.builtin_fast import BuiltinSimulator, simulator_for
 from evalstop.engine.collector import engine_only
 from evalstop.engine.fast import FastSimulator
 from evalstop.sim.workload import WorkloadConfig, generate
@@ -24,18 +22,8 @@ OWN = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las")
 SYSTEMS = (*OWN, *(f"evalstop+{base}" for base in OWN), "noise-aware+srtf-est", "noise-aware+fifo")
 
 
-class WatchingBuiltin(BuiltinSimulator):
-    """Notes whether the collector was enabled at each arrival."""
-
-    seen: list[bool]
-
-    def _admit(self, job_id: JobId, time: int) -> None:
-        self.seen.append(gc.isenabled())
-        super()._admit(job_id, time)
-
-
 class WatchingGeneric(FastSimulator):
-    """The same for the generic fast engine."""
+    """Notes whether the collector was enabled at each consultation of the policy."""
 
     seen: list[bool]
 
@@ -50,10 +38,7 @@ class Failing(FastSimulator):
 
 
 def watched(policy: Policy, check: bool = False) -> list[bool]:
-    engine: type[WatchingBuiltin | WatchingGeneric] = (
-        WatchingBuiltin if type(simulator_for(policy, 4)) is BuiltinSimulator else WatchingGeneric
-    )
-    sim = engine(policy, 4, check=check)
+    sim = WatchingGeneric(policy, 4, check=check)
     sim.seen = []
     for job_id in range(3):
         sim.submit(make_job(job_id, submit=job_id))
@@ -132,7 +117,7 @@ def test_eng19_a_run_leaves_no_cyclic_garbage(system: str) -> None:
     gc.collect()
     gc.disable()
     try:
-        sim = simulator_for(policy, 12)
+        sim = FastSimulator(policy, 12)
         for job in sorted(work.jobs, key=lambda j: (j.spec.submit_time, j.job_id)):
             sim.submit(job)
         sim.run()

@@ -10,9 +10,7 @@ cannot change anything (``needs_decision``) is exact.
 Two machines: :class:`FifoMachine` (EvalStop over FIFO, no preemption) and
 :class:`SrtfMachine` (EvalStop over SRTF-Est: preemption, overhead, stale checkpoints). Both
 also stop jobs on request, through :class:`StopOnRequest`. :class:`FastFifoMachine` and
-:class:`FastSrtfMachine` run the same histories through the fast engine (ENG-15), and
-:class:`BuiltinFifoMachine` through the engine's own decisions for EvalStop over FIFO (ENG-18;
-no requests there: a request is a user policy, which that path does not take).
+:class:`FastSrtfMachine` run the same histories through the fast engine (ENG-15).
 Clauses: ENG-1 to ENG-12 (see the rules and invariants below), ENG-13 (the engine may skip
 a decision only when consulting the policy would change nothing: the reference never
 skips), EVS-1, EVS-2, EVS-4, DET-2, DET-3, DET-4, POL-2, POL-3.
@@ -47,7 +45,6 @@ from evalstop.core.policies import fifo, srtf_est
 from evalstop.core.policy import Policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import JobStatus, Simulator, check_invariants
-from evalstop.engine.builtin_fast import BuiltinSimulator
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import LogRecord
 
@@ -540,13 +537,6 @@ class FastSrtfMachine(SrtfMachine):
     ENGINE = FastSimulator
 
 
-class BuiltinFifoMachine(FifoMachine):
-    """ENG-18: the engine's own decisions for EvalStop over FIFO, on the same histories."""
-
-    ENGINE = BuiltinSimulator
-    REQUESTS = False
-
-
 TestFifoAgainstReference = FifoMachine.TestCase
 TestFifoAgainstReference.settings = STATEFUL
 TestSrtfAgainstReference = SrtfMachine.TestCase
@@ -555,5 +545,3 @@ TestFastFifoAgainstReference = FastFifoMachine.TestCase
 TestFastFifoAgainstReference.settings = STATEFUL
 TestFastSrtfAgainstReference = FastSrtfMachine.TestCase
 TestFastSrtfAgainstReference.settings = STATEFUL
-TestBuiltinFifoAgainstReference = BuiltinFifoMachine.TestCase
-TestBuiltinFifoAgainstReference.settings = STATEFUL

@@ -5,9 +5,9 @@
 under every built-in system, so the policies' ordered states (POL-6) are exercised, and
 compares the whole state, the log and the pending events after every event (ENG-15), with the
 log packed into columns every few rows (ENG-16) and the decline rule folded in the record
-(ENG-17) under the evalstop systems. :class:`BuiltinAgainstStep` does the same for the
-engine's own decisions (:class:`BuiltinSimulator`, ENG-18) under every system it takes. Both
-also run to random horizons, so the hot loop is compared as often as the one-event path.
+(ENG-17) under the evalstop systems, and the non-preemptive bases deciding from their own
+per-demand heaps (POL-10). It also runs to random horizons, so the hot loop is compared as
+often as the one-event path.
 The other half of POL-6, one decision at a time, is in ``tests/core/test_ranking.py``.
 """
 
@@ -27,7 +27,6 @@ from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import Simulator
-from evalstop.engine.builtin_fast import BuiltinSimulator
 from evalstop.engine.fast import FastSimulator
 
 TOTAL_GPUS = 6
@@ -48,12 +47,6 @@ SYSTEMS = [
     "fair-share",
     "evalstop+fair-share",
     "evalstop(min_delta,warmup)+las",
-]
-BUILTIN_SYSTEMS = [
-    "fifo",
-    "sjf-est",
-    "evalstop+fifo",
-    "evalstop+sjf-est",
     "evalstop(k=1,all kinds)+fifo",
     "evalstop(min_delta,warmup)+sjf-est",
     "noise-aware+fifo",
@@ -182,20 +175,6 @@ class FastAgainstStep(AgainstStep):
         self.start(FastSimulator, system, overhead, chunk)
 
 
-class BuiltinAgainstStep(AgainstStep):
-    """ENG-18: the engine's own decisions under every system it takes."""
-
-    @initialize(
-        system=st.sampled_from(BUILTIN_SYSTEMS),
-        overhead=st.sampled_from([0, 3, 30]),
-        chunk=st.sampled_from([1, 3, 4096]),
-    )
-    def setup(self, system: str, overhead: int, chunk: int) -> None:
-        self.start(BuiltinSimulator, system, overhead, chunk)
-
-
 SETTINGS = settings(max_examples=examples(300), stateful_step_count=40)
 TestFastAgainstStep = FastAgainstStep.TestCase
 TestFastAgainstStep.settings = SETTINGS
-TestBuiltinAgainstStep = BuiltinAgainstStep.TestCase
-TestBuiltinAgainstStep.settings = SETTINGS

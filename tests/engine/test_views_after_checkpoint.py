@@ -23,7 +23,6 @@ from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine import Simulator
-from evalstop.engine.builtin_fast import simulator_for
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import LogKind
 
@@ -181,7 +180,7 @@ def test_bnd1_eng15_a_detector_sees_each_checkpoints_proxy_reward(engine: type[S
 
 
 @pytest.mark.parametrize("base", [srtf_est, make_policy("fifo")], ids=["srtf-est", "fifo"])
-@pytest.mark.parametrize("engine", [Simulator, FastSimulator, simulator_for], ids=repr)
+@pytest.mark.parametrize("engine", [Simulator, FastSimulator], ids=repr)
 def test_det11_eng17_the_engines_fold_the_decline_rule_at_its_boundaries(
     engine: Callable[..., Simulator], base: Policy
 ) -> None:

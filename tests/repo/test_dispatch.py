@@ -23,9 +23,9 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "evalstop"
 ENTRY_POINT = frozenset({"core/registry.py", "core/folds.py"})
 """The core's fold entry point: the modules that may dispatch on a rule's class (ARC-8)."""
 
-EXEMPT = frozenset({"engine/builtin_fast.py"})
-"""Modules exempt by name while they exist: ``engine/builtin_fast.py`` goes in issue 23 (the
-test fails on an entry whose module no longer exists)."""
+EXEMPT: frozenset[str] = frozenset()
+"""Modules exempt by name while they exist (the test fails on an entry whose module no longer
+exists); ``engine/builtin_fast.py`` was the last, deleted in issue 23."""
 
 CLASSES = frozenset(
     {row.kind.__name__ for row in DETECTORS}
@@ -96,7 +96,7 @@ def dispatches(source: str) -> list[str]:
 
 def test_arc8_no_class_dispatch_outside_the_entry_point() -> None:
     """ARC-8: 0 class checks of a built-in rule or system outside ``core/registry.py`` and
-    ``core/folds.py`` (``engine/builtin_fast.py`` exempt until issue 23 deletes it)."""
+    ``core/folds.py`` (none exempt since issue 23 deleted ``engine/builtin_fast.py``)."""
     outside: dict[str, list[str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         name = path.relative_to(SRC).as_posix()

@@ -222,11 +222,13 @@ class BocpdDetector:
             s_tt,
             s_y,
             s_ty,
+            state.alarm,
         )
         if state.alarm or new.evals < self.warmup_evals:
-            return attrs.evolve(new, alarm=state.alarm)
-        declining = decline_probability(new, self.level_scale, self.slope_scale)
-        return attrs.evolve(new, alarm=declining > self.threshold)
+            return new
+        if decline_probability(new, self.level_scale, self.slope_scale) > self.threshold:
+            return attrs.evolve(new, alarm=True)  # once a run: the alarm latches
+        return new
 
     def fired(self, state: BocpdState) -> bool:
         return state.alarm

@@ -39,6 +39,7 @@ from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.fairshare import FairShare, fair_share
+from evalstop.core.firstfit import FirstFitState
 from evalstop.core.gpus import first_fit
 from evalstop.core.policy import PolicyState
 from evalstop.core.ranking import PriorityState
@@ -117,8 +118,14 @@ class PriorityPolicy:
     falls_until: FallsUntil | None = attrs.field(default=None, eq=False)
 
     def start_run(self, total_gpus: int) -> PolicyState | None:
-        """A fresh ordered state for one run (``POL-6``), or None unless ``incremental``."""
-        return PriorityState(self, total_gpus) if self.incremental else None
+        """A fresh ordered state for one run (``POL-6``), or None unless ``incremental``: per
+        GPU demand heaps of the queued jobs when non-preemptive (``POL-10``), else the
+        ordered queued and running jobs (``POL-7`` to ``POL-9``)."""
+        if not self.incremental:
+            return None
+        if not self.preemptive:
+            return FirstFitState(self.key, self.reschedule_on_checkpoint)
+        return PriorityState(self, total_gpus)
 
     @property
     def detectors(self) -> tuple[Detector[Any], ...]:

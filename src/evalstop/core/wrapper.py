@@ -82,11 +82,14 @@ class EvalStopState:
     just fired, so it is stopped, the base forgets it and decides with its GPUs free.
     """
 
-    __slots__ = ("_base", "_policy")
+    __slots__ = ("_base", "_policy", "keeps_starts")
 
     def __init__(self, policy: EvalStop, base: PolicyState) -> None:
         self._policy = policy
         self._base = base
+        # POL-10: the wrapper starts only what its base decides, so it keeps its starts when
+        # the base does
+        self.keeps_starts = bool(getattr(base, "keeps_starts", False))
 
     @property
     def checkpoint_views(self) -> bool:

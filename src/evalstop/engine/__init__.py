@@ -5,8 +5,6 @@
 - :mod:`~evalstop.engine.simulator`: :class:`Simulator`, the imperative shell with the queue;
 - :mod:`~evalstop.engine.fast`: :class:`FastSimulator`, the imperative engine that ``simulate``
   runs, proven equal to the pure one on every generated history (spec ``ENG-15``);
-- :mod:`~evalstop.engine.builtin_fast`: :class:`BuiltinSimulator`, the fast engine taking the
-  built-in systems' decisions itself (spec ``ENG-18``), and :func:`simulator_for`, which picks;
 - :mod:`~evalstop.engine.collector`: when a fast run pauses the cyclic garbage collector
   (spec ``ENG-19``);
 - :mod:`~evalstop.engine.arrivals`: the fast engines' pending arrivals, fed into their event
@@ -22,8 +20,6 @@ the fast engines' job records (:mod:`~evalstop.engine.record`), pending arrivals
 pause are machinery.
 """
 
-from evalstop.engine.builtin_fast import BuiltinSimulator as BuiltinSimulator
-from evalstop.engine.builtin_fast import simulator_for as simulator_for
 from evalstop.engine.events import Event as Event
 from evalstop.engine.fast import FastSimulator as FastSimulator
 from evalstop.engine.log import EventLog as EventLog
@@ -43,7 +39,6 @@ from evalstop.engine.step import step as step
 
 __all__ = [
     "ActiveJob",
-    "BuiltinSimulator",
     "Ended",
     "Event",
     "EventLog",
@@ -58,16 +53,19 @@ __all__ = [
     "Transition",
     "check_invariants",
     "initial_state",
-    "simulator_for",
     "step",
 ]
 
 _MOVED = {
+    "BuiltinSimulator": ("evalstop.engine", "FastSimulator"),
     "EngineError": ("evalstop", "EngineError"),
     "InvalidDecisionError": ("evalstop", "InvalidDecisionError"),
     "World": ("evalstop.engine", "Scenario"),
+    "simulator_for": ("evalstop.engine", "FastSimulator"),
 }
-"""Names this tier exported before the tiers (0.x): each still works, with a warning."""
+"""Names this tier exported before (0.x): each still works, with a warning. ``BuiltinSimulator``
+and ``simulator_for`` (the third engine, ENG-18, retired) give :class:`FastSimulator`, which
+takes the same arguments and gives the same results."""
 
 
 def __getattr__(name: str) -> object:

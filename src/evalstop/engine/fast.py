@@ -10,24 +10,32 @@ is consulted exactly as the pure engine consults it (slower: O(active) per decis
 
 The pure ``step`` stays the reference: the stateful tests drive both engines (and a naive
 model) on every generated history and compare them after every event. A fast simulator that
-raised is broken: it refuses further events.
+raised is broken: it refuses further events. It names no policy and no detector class: it
+specialises only through the policy's own state (``POL-6``; a state that takes its own starts
+off its queue is not told them, ``POL-10``) and the in-place fold of a lone built-in rule
+(``ENG-17``), which the core describes.
+
+Longer than 400 lines: the hot loop and the handlers it calls share the engine's fields and
+inline each other's work; split across modules they would read them through another object
+at every event, which is the cost this module exists to avoid.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from typing import Any
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import start_watch
+from evalstop.core.detectors import Watch, start_watch
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.core.registry import alone
 from evalstop.engine.arrivals import Arrivals, QueueItem
 from evalstop.engine.collector import engine_only, paused
 from evalstop.engine.errors import EngineError
-from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
+from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter, Row
 from evalstop.engine.record import JobRecord, materialize, placed
 from evalstop.engine.simulator import check_policy
 from evalstop.engine.state import JobStatus, Scenario, SimState, check_invariants
@@ -85,6 +93,13 @@ class FastSimulator:
         self._policy_state: PolicyState | None = (
             start_run(total_gpus) if start_run is not None else None
         )
+        # POL-10: a state whose decide takes its own starts off its queue is not told them
+        self._keeps = bool(getattr(self._policy_state, "keeps_starts", False))
+        self._needs = policy.needs_decision
+        # the initial watches, immutable values: shared by every record when no detector's
+        # state lives outside the record (ENG-17), else made per job
+        shared = self._in_place is not None or not policy.detectors
+        self._fresh = self._watches() if shared else None
 
     @property
     def log(self) -> EventLog:
@@ -166,14 +181,14 @@ class FastSimulator:
             )
 
     def _loop(self, limit: float) -> None:
-        """The hot loop. A checkpoint that no policy looks at (POL-6) is handled inline:
-        ``_checkpoint``'s work for a checkpoint that is not the last, the decline fold in the
-        record (ENG-17); the policy is consulted only once the job's watch has fired."""
+        """The hot loop. Arrivals go straight to :meth:`_arrival`. A checkpoint that no policy
+        looks at (POL-6) is handled inline: ``_checkpoint``'s work, the decline fold in the
+        record (ENG-17); the policy is consulted only at a completion, or once the job's
+        watch has fired."""
         queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
-        handle, rows, writer = self._handle, self._rows, self._writer
-        row, state, chunk = rows.append, self._policy_state, writer.chunk
-        detectors = self._detectors
-        folds = self._in_place is not None
+        handle, arrival, rows, writer = self._handle, self._arrival, self._rows, self._writer
+        row, state, chunk, finish = rows.append, self._policy_state, writer.chunk, self._finish
+        detectors, folds = self._detectors, self._in_place is not None
         quiet = state is not None and not state.checkpoint_views and (folds or not detectors)
         time, handled = self._now, 0
         try:
@@ -182,27 +197,31 @@ class FastSimulator:
                     writer.pack()
                 time, rank, _, job_id, index, epoch = pop(queue)
                 handled += 1
-                if rank != _CHECKPOINT_RANK or not quiet:
+                if rank == _ARRIVAL_RANK:
+                    arrival(time, job_id)
+                    continue
+                if not quiet:
                     handle(time, _KINDS[rank], job_id, index, epoch)
                     continue
                 record = active.get(job_id)
                 if record is None or record.epoch != epoch or record.since is None:
                     continue  # stale (ENG-7)
                 if index != record.next_index:
-                    want = record.next_index
-                    raise EngineError(f"job {job_id}: checkpoint {index}, expected {want}")
+                    raise _out_of_order(job_id, index, record)
                 observations = record.observations
                 obs = observations[index - 1]
                 service, score, loss, step = record.next_service, obs.eval_score, obs.loss, obs.step
                 fired = folds and record.fold(step, score)
                 record.evals_done, record.service, record.since = index, service, time
-                record.last_score = score
+                record.last_score, record.cached_view = score, None
                 if _isfinite(loss):
                     if record.first_loss is None:
                         record.first_loss = loss
                     record.previous_loss, record.last_loss = record.last_loss, loss
-                record.cached_view = None
                 row((time, _CKPT, job_id, record.gpus, index, step, score))
+                if index == record.planned:
+                    finish(record, (time, _FINISH, job_id, record.gpus, index, step, score))
+                    continue
                 record.next_index = nxt = index + 1
                 # Job.checkpoint_service(nxt), inlined (MOD-3)
                 gap = observations[index].step * record.duration // record.last_step - service
@@ -211,8 +230,7 @@ class FastSimulator:
                 push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
                 self._seq += 1
                 if fired:
-                    self._now = time
-                    self._consult(_CHECKPOINT, record.view())
+                    self._fired(record, time)
         finally:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
@@ -222,58 +240,73 @@ class FastSimulator:
     def _handle(self, time: int, kind: EventKind, job_id: JobId, index: int, epoch: int) -> None:
         if time < self._now:
             raise EngineError(f"event at t={time} is before the clock t={self._now}")
+        if kind is _ARRIVAL:
+            self._arrival(time, job_id)
+            return
+        self._now = time
+        if job_id not in self._jobs:
+            raise EngineError(f"event for unknown job {job_id}")
+        changed: JobView | None = None
+        record = self._active.get(job_id)
+        if record is None or record.epoch != epoch or record.since is None:
+            return  # stale (ENG-7): nothing but the clock
+        if not self._checkpoint(record, index) and kind is _CHECKPOINT:
+            state = self._policy_state
+            if state is None or state.checkpoint_views:
+                changed = record.view()
+                if state is not None:
+                    state.reported(changed)
+            elif record.fired():
+                changed = record.view()
+            else:
+                return  # the policy cannot need a decision here (POL-6)
+        self._consult(kind, changed)
+
+    def _consult(self, kind: EventKind, changed: JobView | None) -> None:
+        if not self._needs(kind, changed):
+            return
+        state = self._policy_state
+        if state is None or self._check:
+            self._apply(self._decide(kind, changed))
+            return
+        decision = state.decide(self._now, self._free, kind, changed)
+        if decision.start or decision.preempt or decision.stop:  # else nothing to check or do
+            validate(decision, self._active, self._free, placed)
+            self._apply(decision)
+
+    def _watches(self) -> tuple[Watch[Any], ...]:
+        return tuple(start_watch(d) for d in self._detectors)
+
+    def _arrival(self, time: int, job_id: JobId) -> None:
+        """Job ``job_id`` arrives at ``time`` (not before the clock): its record, then the
+        decision."""
         self._now = time
         job = self._jobs.get(job_id)
         if job is None:
             raise EngineError(f"event for unknown job {job_id}")
-        changed: JobView | None = None
-        if kind is _ARRIVAL:
-            self._arrive(job)
-        else:
-            record = self._active.get(job_id)
-            if record is None or record.epoch != epoch or record.since is None:
-                return  # stale (ENG-7): nothing but the clock
-            if not self._checkpoint(record, index) and kind is _CHECKPOINT:
-                state = self._policy_state
-                if state is None or state.checkpoint_views:
-                    changed = record.view()
-                    if state is not None:
-                        state.reported(changed)
-                elif record.fired():
-                    changed = record.view()
-                else:
-                    return  # the policy cannot need a decision here (POL-6)
-        self._consult(kind, changed)
-
-    def _consult(self, kind: EventKind, changed: JobView | None) -> None:
-        if self.world.policy.needs_decision(kind, changed):
-            self._apply(self._decide(kind, changed))
-
-    def _arrive(self, job: Job) -> None:
-        job_id = job.job_id
         if job_id in self._active:
             raise EngineError(f"job {job_id} arrived twice")
-        self._arrivals.arrived(self.queue, self._now, job_id)
-        detectors = self._detectors
-        watches = tuple(start_watch(d) for d in detectors)
-        record = self._active[job_id] = JobRecord(job, detectors, watches, self._in_place)
-        self._rows.append((self._now, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
+        self._arrivals.arrived(self.queue, time, job_id)
+        watches = self._fresh if self._fresh is not None else self._watches()
+        record = self._active[job_id] = JobRecord(job, self._detectors, watches, self._in_place)
+        self._rows.append((time, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
         if self._policy_state is not None:
             self._policy_state.queued(record.view())
+        self._consult(_ARRIVAL, None)
 
     def _checkpoint(self, record: JobRecord, index: int) -> bool:
         """Fold checkpoint ``index`` into ``record``; True when it was the last one (finish)."""
         job, now = record.job, self._now
         job_id = job.job_id
         if index != record.next_index:
-            raise EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")
+            raise _out_of_order(job_id, index, record)
         obs = job.observations[index - 1]
         service = record.next_service
         score = obs.eval_score
         if record.folding is not None:
             record.fold(obs.step, score)
         elif self._detectors:
-            record.fold_report(now, index, service, obs)
+            record.fold_report(now, index)
         record.evals_done, record.service, record.since = index, service, now
         record.last_score = score
         loss = obs.loss
@@ -284,12 +317,7 @@ class FastSimulator:
         record.cached_view = None
         self._rows.append((now, _CKPT, job_id, record.gpus, index, obs.step, score))
         if index == record.planned:
-            del self._running[job_id], self._active[job_id]
-            self._free += record.gpus
-            self._ended[job_id] = JobStatus.FINISHED
-            if self._policy_state is not None:
-                self._policy_state.ended(job_id)
-            self._rows.append((now, _FINISH, job_id, record.gpus, index, obs.step, score))
+            self._end(record, (now, _FINISH, job_id, record.gpus, index, obs.step, score))
             return True
         record.next_index = nxt = index + 1
         record.next_service = job.checkpoint_service(nxt)
@@ -300,6 +328,28 @@ class FastSimulator:
         )
         self._seq += 1
         return False
+
+    def _end(self, record: JobRecord, row: Row) -> None:
+        """The job's last checkpoint was folded and logged: it finishes (``row``)."""
+        job_id = record.job.job_id
+        del self._running[job_id], self._active[job_id]
+        self._free += record.gpus
+        self._ended[job_id] = JobStatus.FINISHED
+        if self._policy_state is not None:
+            self._policy_state.ended(job_id)
+        self._rows.append(row)
+
+    def _finish(self, record: JobRecord, row: Row) -> None:
+        """The job finishes (``row``: its time is the clock's), then the decision at its
+        completion."""
+        self._now = row[0]
+        self._end(record, row)
+        self._consult(_COMPLETION, None)
+
+    def _fired(self, record: JobRecord, time: int) -> None:
+        """The running job's watch fired at its checkpoint at ``time``: the policy is shown it."""
+        self._now = time
+        self._consult(_CHECKPOINT, record.view())
 
     # -- the decision ----------------------------------------------------------------------------
 
@@ -391,5 +441,9 @@ class FastSimulator:
         heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq, job_id, index, record.epoch))
         self._seq += 1
         self._rows.append((now, _START, job_id, record.gpus, record.evals_done, 0, 0.0))
-        if self._policy_state is not None:
+        if self._policy_state is not None and not self._keeps:
             self._policy_state.started(record.view())
+
+
+def _out_of_order(job_id: JobId, index: int, record: JobRecord) -> EngineError:
+    return EngineError(f"job {job_id}: checkpoint {index}, expected {record.next_index}")

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalstop.core.boundary import CheckpointView, JobView, Verdict
+from evalstop.core.boundary import JobView, Verdict, checkpoint_report
 from evalstop.core.detectors import Detector, Watch, observe, verdict_of
-from evalstop.core.model import Job, JobId, Observation
+from evalstop.core.model import Job, JobId
 from evalstop.core.registry import InPlace, alone
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
@@ -102,23 +102,10 @@ class JobRecord:
         self._fold(folding, step, score)  # type: ignore[misc]  # set with folding
         return folding.fired_step is not None
 
-    def fold_report(self, now: int, index: int, service: int, obs: Observation) -> None:
-        """Fold checkpoint ``index`` into each watch (any detectors, not folded in place)
-        through one :class:`CheckpointView`."""
-        spec = self.job.spec
-        progress = min(1.0, service / spec.estimated_duration)
-        view = CheckpointView(
-            spec.job_id,
-            spec.kind,
-            index,
-            obs.step,
-            now,
-            obs.eval_score,
-            obs.loss,
-            obs.proxy_reward,
-            progress,
-            obs.kl,
-        )
+    def fold_report(self, now: int, index: int) -> None:
+        """Fold checkpoint ``index``, reported at ``now``, into each watch (any detectors, not
+        folded in place) through one report, built as every engine builds it (``BND-5``)."""
+        view = checkpoint_report(self.job, index, now)
         pairs = zip(self.detectors, self._watches, strict=True)
         self.watches = tuple(observe(detector, watch, view) for detector, watch in pairs)
 

@@ -126,11 +126,6 @@ class Scenario:
             raise ValueError(f"preemption_overhead must be >= 0, got {self.preemption_overhead}")
 
 
-World = Scenario
-"""The former name (``evalstop.sim.World`` is a synthetic world): kept, outside ``__all__``, for
-the engine module under another issue's edits this session (``step``)."""
-
-
 @attrs.frozen(slots=True)
 class Transition:
     """The result of one :func:`step`."""

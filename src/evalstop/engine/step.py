@@ -32,7 +32,7 @@ from evalstop.core.model import Job, JobId
 from evalstop.engine.errors import EngineError
 from evalstop.engine.events import Event
 from evalstop.engine.log import LogKind, LogRecord
-from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState, Transition, World
+from evalstop.engine.state import ActiveJob, Ended, JobStatus, Scenario, SimState, Transition
 from evalstop.engine.validate import validate
 
 __all__ = ["step"]
@@ -86,7 +86,7 @@ class _Draft:
         return Transition(state, tuple(self.events), tuple(self.log))
 
 
-def step(world: World, state: SimState, event: Event) -> Transition:
+def step(world: Scenario, state: SimState, event: Event) -> Transition:
     """Apply ``event`` to ``state`` and then the policy's decision (pure; spec ``ENG-1..13``).
 
     The spec's phases, in order, each a private function of this module: the event itself
@@ -130,7 +130,7 @@ def step(world: World, state: SimState, event: Event) -> Transition:
     return draft.freeze()
 
 
-def _arrive(world: World, draft: _Draft, job: Job) -> None:
+def _arrive(world: Scenario, draft: _Draft, job: Job) -> None:
     """Phase 1, arrival: the job's first view (BND-2) joins the queue; ``ARRIVE`` is logged."""
     job_id = job.job_id
     if job_id in draft.active:  # Simulator.submit rejects ended duplicates up front
@@ -148,7 +148,7 @@ def _arrive(world: World, draft: _Draft, job: Job) -> None:
     draft.log.append(LogRecord(draft.now, LogKind.ARRIVE, job_id, gpus=job.spec.gpus))
 
 
-def _checkpoint(world: World, draft: _Draft, job: Job, index: int) -> None:
+def _checkpoint(world: Scenario, draft: _Draft, job: Job, index: int) -> None:
     """Phase 1, checkpoint: fold the report into every watch and the view, log ``CHECKPOINT``;
     the last one finishes the job (``FINISH``), any other schedules the next one."""
     job_id, now = job.job_id, draft.now
@@ -179,7 +179,7 @@ def _checkpoint(world: World, draft: _Draft, job: Job, index: int) -> None:
         draft.events.append(_checkpoint_event(now + gap, job, index + 1, current.epoch))
 
 
-def _consult_policy(world: World, draft: _Draft, event: Event) -> Decision:
+def _consult_policy(world: Scenario, draft: _Draft, event: Event) -> Decision:
     """Phase 2: ask the policy unless ``needs_decision`` says it would not act (``ENG-13``),
     and validate what it decided before anything is applied (``ENG-8``)."""
     reported = draft.active.get(event.job_id)
@@ -248,7 +248,7 @@ def _apply_preemptions(draft: _Draft, decision: Decision) -> None:
         )
 
 
-def _apply_starts(world: World, draft: _Draft, decision: Decision) -> None:
+def _apply_starts(world: Scenario, draft: _Draft, decision: Decision) -> None:
     """Phase 5: started jobs take their GPUs and open a run epoch; a resumed one first pays
     the preemption overhead (``ENG-11``); the next checkpoint is scheduled, ``START`` logged."""
     for job_id in decision.start:

@@ -29,9 +29,21 @@ def validate(
     ``placed(job)`` gives an active job's GPUs and whether it is running. O(jobs named by the
     decision): each is looked up in ``active``.
     """
-    if not (decision.start or decision.preempt or decision.stop):
+    start, preempt, stop = decision.start, decision.preempt, decision.stop
+    if not (preempt or stop):  # starts only: the common decision, checked in one pass
+        if len(start) > 1 and len(set(start)) != len(start):
+            raise InvalidDecisionError(f"a job is named twice in {decision}")
+        wanted = 0
+        for job_id in start:
+            job = active.get(job_id)
+            where = None if job is None else placed(job)
+            if where is None or where[1]:
+                raise InvalidDecisionError(f"cannot start job {job_id}: it is not queued")
+            wanted += where[0]
+        if wanted > free:
+            raise InvalidDecisionError(f"starts need {wanted} GPUs but only {free} would be free")
         return
-    named = [o.job_id for o in decision.stop] + list(decision.preempt) + list(decision.start)
+    named = [o.job_id for o in stop] + list(preempt) + list(start)
     if len(named) != len(set(named)):
         raise InvalidDecisionError(f"a job is named twice in {decision}")
 

@@ -72,16 +72,21 @@ def train_step(
     tokens = sample(probs, BATCH, rng)
     log_probs = np.log(np.maximum(probs, TINY))
     positions = np.arange(length)
-    log_ratio = (log_probs[positions, tokens] - opt.init_log_probs[positions, tokens]).sum(axis=1)
+    picked = log_probs[positions, tokens]
+    log_ratio = (picked - opt.init_log_probs[positions, tokens]).sum(axis=1)
     proxy_reward = proxy(tokens)
     reward = proxy_reward - kl_coef * log_ratio
-    advantage = reward - reward.mean()
-    seq_log_prob = log_probs[positions, tokens].sum(axis=1)
-    loss = -float((advantage * seq_log_prob).mean())
+    # x.sum() / n is numpy's mean bit for bit (the same pairwise sum, one division), without
+    # its per-call overhead (a quarter of a step's time at BATCH 32)
+    advantage = reward - reward.sum() / BATCH
+    seq_log_prob = picked.sum(axis=1)
+    loss = -float((advantage * seq_log_prob).sum() / BATCH)
     # d loss / d logits[l] = -mean_i A_i (onehot(x_il) - p_l); the p_l term vanishes (mean A = 0)
     index = (positions * vocab + tokens).ravel()
     weights = np.repeat(advantage, length)
     counted = np.bincount(index, weights=weights, minlength=length * vocab)
     grad: Array = -counted.reshape(length, vocab) / BATCH
     opt.logits = np.clip(opt.logits - lr * grad, -LOGIT_BOUND, LOGIT_BOUND)
-    return StepStats(proxy_reward=float(proxy_reward.mean()), kl=float(log_ratio.mean()), loss=loss)
+    return StepStats(
+        proxy_reward=float(proxy_reward.sum() / BATCH), kl=float(log_ratio.sum() / BATCH), loss=loss
+    )

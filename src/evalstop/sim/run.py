@@ -13,7 +13,6 @@ import attrs
 
 from evalstop.core.model import Job
 from evalstop.core.policy import Policy
-from evalstop.engine.builtin_fast import simulator_for
 from evalstop.engine.errors import EngineError
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import EventLog
@@ -71,7 +70,7 @@ def _submitted(
     otherwise, or if a submit raised on jobs not in order, again on a fresh engine, sorted."""
 
     def engine() -> FastSimulator:
-        return simulator_for(
+        return FastSimulator(
             policy, cluster.gpus, preemption_overhead=cluster.preemption_overhead, check=check
         )
 
