@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from evalstop.cli import main
+from evalstop.core.registry import make_detector
 from evalstop.experiments.grid import DENSITIES, SCOREBOARD_DETECTORS, TRADEOFF_Z
 from evalstop.experiments.scoreboard import board as scoreboard
 from evalstop.experiments.scoreboard.board import (
@@ -16,6 +18,7 @@ from evalstop.experiments.scoreboard.board import (
     run_scoreboard,
     to_json,
 )
+from evalstop.sim.workload import WorkloadConfig
 from evalstop.sim.worlds import WORLDS
 
 HEALTHY = Path(__file__).resolve().parents[1] / "data" / "healthy-supervised"
@@ -96,3 +99,25 @@ def test_scb5_reproduce_includes_the_simulated_scoreboard(
     assert {cell["world"] for cell in payload["cells"]} == {"paper"}
     assert {cell["world"] for cell in payload["tradeoff"]} == {"paper"}
     assert not any(cell["source"] != "sim" for cell in payload["cells"])
+
+
+def test_scb5_noise_levels_drawn_together_score_as_drawn_alone() -> None:
+    """SCB-5, WRK-8: the simulated cells, whose workloads of one world and density are drawn
+    as one noise sweep, equal the cells of each workload drawn alone (``sim_scores``)."""
+    detectors = [make_detector(name) for name in SCOREBOARD_DETECTORS]
+    swept = [
+        cell for cells in scoreboard._sim_cells(detectors, 40, 1, ["calibrated"]) for cell in cells
+    ]
+    world = WORLDS["calibrated"]
+    alone: list[scoreboard.Cell] = []
+    for noise in dict.fromkeys((world.eval_noise, 0.02, 0.05, 0.12)):
+        for evals in DENSITIES:
+            config = WorkloadConfig(n_jobs=40, world=world, eval_noise=noise, evals_per_run=evals)
+            scores = scoreboard.sim_scores(detectors, config, 1)
+            names = SCOREBOARD_DETECTORS
+            alone.extend(
+                attrs.evolve(cell, world=world.name, noise=noise, evals=evals)
+                for cell in scoreboard.compared("sim", names, scores)
+            )
+    kept = [c for c in swept if "(z=" not in c.detector]
+    assert len(kept) == len(alone) and list(map(repr, kept)) == list(map(repr, alone))  # NaNs

@@ -164,9 +164,24 @@ def loss_curve(
 
 def loss_params(rng: np.random.Generator) -> tuple[float, float, float]:
     """``(L0, L_inf / L0, tau / scale)``: the loss's three draws (:func:`loss_curve`)."""
-    start = float(rng.uniform(0.8, 1.2))
-    ratio = float(rng.uniform(0.3, 0.6))
-    return start, ratio, math.exp(rng.uniform(math.log(0.1), 0.0))
+    return _loss_params(rng.random(3).tolist())
+
+
+def _uniform(u: float, low: float, high: float) -> float:
+    """``Generator.uniform(low, high)``'s value from its uniform draw ``u`` (``random()``'s):
+    numpy computes ``low + (high - low) * u``, so a run's scalar draws are taken in one
+    ``random(n)`` call, in the same order, with the same values (``CRV-6``)."""
+    return low + (high - low) * u
+
+
+def _loss_params(u: list[float]) -> tuple[float, float, float]:
+    """:func:`loss_params` from its three uniform draws ``u``."""
+    start = _uniform(u[0], 0.8, 1.2)
+    ratio = _uniform(u[1], 0.3, 0.6)
+    return start, ratio, math.exp(_uniform(u[2], _LOG_TENTH, 0.0))
+
+
+_LOG_TENTH = math.log(0.1)
 
 
 @attrs.frozen(slots=True)
@@ -221,16 +236,14 @@ class CurveDraw:
         )
 
 
-def _schedule_draws(
-    world: World, plan: RunPlan, rng: np.random.Generator
-) -> tuple[float, float, float]:
-    """``(drop step, level, noise multiplier)``: the step-schedule and noise draws, in this
-    order whatever the world (``CRV-11``, ``CRV-12``)."""
-    stepped = bool(rng.random() < world.step_share)
-    where = float(rng.uniform(*world.step_drop_range))
-    level = float(rng.uniform(*world.step_level_range))
+def _schedule_draws(world: World, plan: RunPlan, u: list[float]) -> tuple[float, float, float]:
+    """``(drop step, level, noise multiplier)`` from the four uniform draws ``u`` of the step
+    schedule and the noise, in this order whatever the world (``CRV-11``, ``CRV-12``)."""
+    stepped = u[0] < world.step_share
+    where = _uniform(u[1], *world.step_drop_range)
+    level = _uniform(u[2], *world.step_level_range)
     low, high = world.noise_spread
-    multiplier = float(math.exp(rng.uniform(math.log(low), math.log(high))))
+    multiplier = math.exp(_uniform(u[3], math.log(low), math.log(high)))
     drop = where * plan.planned_steps if stepped else math.inf
     return drop, level, multiplier
 
@@ -278,14 +291,15 @@ def rlhf_draw(
     """The draws of :func:`rlhf_curves` before the eval noise is scaled (``WRK-8``); the
     arguments are its own but ``eval_noise``."""
     s = np.asarray(steps, dtype=np.float64)
-    q0 = float(rng.uniform(*INITIAL_RANGE))
-    gain = float(rng.uniform(*GAIN_RANGE))
-    rise_peak = float(rng.uniform(*RISE_PEAK_RANGE))
-    length = plan.stretch * rise_scale(JobKind.RLHF, float(rng.random()))
-    beta = float(rng.uniform(*BETA_RL_RANGE))
-    drop, level, multiplier = _schedule_draws(world, plan, rng)
-    proxy_start = float(rng.uniform(-1.0, 0.0))
-    loss_draws = loss_params(rng)
+    u = rng.random(13).tolist()  # the 13 scalar draws, in order (CRV-6)
+    q0 = _uniform(u[0], *INITIAL_RANGE)
+    gain = _uniform(u[1], *GAIN_RANGE)
+    rise_peak = _uniform(u[2], *RISE_PEAK_RANGE)
+    length = plan.stretch * rise_scale(JobKind.RLHF, u[3])
+    beta = _uniform(u[4], *BETA_RL_RANGE)
+    drop, level, multiplier = _schedule_draws(world, plan, u[5:9])
+    proxy_start = _uniform(u[9], -1.0, 0.0)
+    loss_draws = _loss_params(u[10:13])
     eval_eps = rng.standard_normal(len(s))
     proxy_eps = rng.standard_normal(len(s))
     top = rise_peak * length
@@ -360,12 +374,13 @@ def saturating_draw(
     """The draws of :func:`saturating_curves` before the eval noise is scaled (``WRK-8``);
     the arguments are its own but ``eval_noise``."""
     s = np.asarray(steps, dtype=np.float64)
-    q0 = float(rng.uniform(*INITIAL_RANGE))
-    gain = float(rng.uniform(*GAIN_RANGE))
-    length = rise_scale(kind, float(rng.random()))
-    rate = float(rng.uniform(2.0, 5.0))
-    drop, level, multiplier = _schedule_draws(world, plan, rng)
-    loss_draws = loss_params(rng)
+    u = rng.random(11).tolist()  # the 11 scalar draws, in order (CRV-6)
+    q0 = _uniform(u[0], *INITIAL_RANGE)
+    gain = _uniform(u[1], *GAIN_RANGE)
+    length = rise_scale(kind, u[2])
+    rate = _uniform(u[3], 2.0, 5.0)
+    drop, level, multiplier = _schedule_draws(world, plan, u[4:8])
+    loss_draws = _loss_params(u[8:11])
     saturation = (1.0 - np.exp(-rate * s / length)) / (1.0 - math.exp(-rate))
     quality = q0 + gain * saturation * step_factor(s, drop, level)
     eval_eps = rng.standard_normal(len(s))

@@ -7,7 +7,7 @@ positives. Only this module and :mod:`evalstop.sim.metrics` read hidden labels.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -35,6 +35,7 @@ __all__ = [
     "job_views",
     "ratio",
     "regret_metrics",
+    "run_scorer",
 ]
 
 
@@ -203,27 +204,38 @@ def job_run_score(job: Job, stop: int | None, kept: int | None) -> RunScore:
     Quality is the hidden noise-free quality, a rate (full scale 1: ``gain`` and ``lost`` are
     in its units, ``RGT-5``); compute is GPU-seconds (spec ``RGT-4``).
     """
+    return run_scorer(job)(stop, kept)
+
+
+def run_scorer(job: Job) -> Callable[[int | None, int | None], RunScore]:
+    """``score(stop, kept)``, :func:`job_run_score` of ``job``: what no stop changes (its peak,
+    first and last quality, its peak's service) is found once, for several detectors' folds."""
     quality = job.truth.quality
     peak = job.truth.peak_index
     best, first = float(quality[peak]), float(quality[0])
-    kept_value = first if kept is None else float(quality[kept])
     gpus, duration = job.spec.gpus, job.truth.duration
     peak_service = job.checkpoint_service(peak + 1)
     post_peak = float(gpus * (duration - peak_service))
-    saved = 0.0
-    if stop is not None:
-        stop_service = job.checkpoint_service(stop + 1)
-        saved = float(gpus * (duration - max(stop_service, peak_service)))
-    return RunScore(
-        stopped=stop is not None,
-        regret=regret_fraction(best, first, kept_value),
-        collapsing=regret_fraction(best, first, float(quality[-1])) > HARMFUL_REGRET,
-        post_peak=post_peak,
-        saved=saved,
-        delay=None if stop is None else stop - peak,
-        gain=best - first,
-        lost=max(best - kept_value, 0.0),
-    )
+    collapsing = regret_fraction(best, first, float(quality[-1])) > HARMFUL_REGRET
+
+    def score(stop: int | None, kept: int | None) -> RunScore:
+        kept_value = first if kept is None else float(quality[kept])
+        saved = 0.0
+        if stop is not None:
+            stop_service = job.checkpoint_service(stop + 1)
+            saved = float(gpus * (duration - max(stop_service, peak_service)))
+        return RunScore(
+            stopped=stop is not None,
+            regret=regret_fraction(best, first, kept_value),
+            collapsing=collapsing,
+            post_peak=post_peak,
+            saved=saved,
+            delay=None if stop is None else stop - peak,
+            gain=best - first,
+            lost=max(best - kept_value, 0.0),
+        )
+
+    return score
 
 
 def regret_metrics(outcomes: Iterable[JobOutcome], jobs: Mapping[JobId, Job]) -> RegretSummary:

@@ -122,12 +122,12 @@ def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
     overhead = result.cluster.preemption_overhead
     outcomes: dict[JobId, JobOutcome] = {}
     for time, kind, job_id, gpus, index, step, _, reason in result.log:
-        if kind is _START:
+        if kind is _CHECKPOINT:  # the commonest record first
+            evals[job_id] = index
+        elif kind is _START:
             held_since[job_id] = time
             if job_id not in first_start:
                 first_start[job_id] = time
-        elif kind is _CHECKPOINT:
-            evals[job_id] = index
         elif kind is not _ARRIVE:  # PREEMPT, FINISH or STOP
             if job_id in held_since:
                 start = held_since.pop(job_id)

@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 
 from evalstop.core.detectors import Detector
-from evalstop.core.model import JobKind
+from evalstop.core.model import Job, JobKind
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.registry import DEFAULT_DETECTOR, make_detector
 from evalstop.core.regret import RegretSummary, RunScore, summarize_runs
@@ -42,8 +42,8 @@ from evalstop.experiments.grid import (
 from evalstop.experiments.scoreboard.gym import GYM_RUNS, gym_runs, gym_scores
 from evalstop.experiments.significance import ALPHA, Comparison, compare, intervals
 from evalstop.experiments.tables import format_table, pct
-from evalstop.sim.detection import fold_job, job_run_score, job_views
-from evalstop.sim.workload import WorkloadConfig, generate
+from evalstop.sim.detection import fold_job, job_views, run_scorer
+from evalstop.sim.workload import WorkloadConfig, generate, generate_noise_sweep
 from evalstop.sim.worlds import WORLDS
 from evalstop.traces.corpus import (
     GOLD_MODE,
@@ -99,12 +99,20 @@ def sim_scores(
 ) -> list[list[RunScore]]:
     """Each detector's per-run scores on the RLHF jobs of one simulated workload (``SCB-1``):
     the jobs EvalStop watches. Each job's reports are built once for all detectors."""
-    jobs = [job for job in generate(config, seed).jobs if job.spec.kind is JobKind.RLHF]
+    return _scores(detectors, generate(config, seed).jobs)
+
+
+def _scores(detectors: Sequence[Detector[Any]], jobs: Iterable[Job]) -> list[list[RunScore]]:
+    """:func:`sim_scores` on the RLHF jobs of ``jobs``; each job's reports and the facts of its
+    score that no stop changes are found once for all detectors."""
     scores: list[list[RunScore]] = [[] for _ in detectors]
     for job in jobs:
+        if job.spec.kind is not JobKind.RLHF:
+            continue
         views = job_views(job)
+        score = run_scorer(job)
         for row, detector in zip(scores, detectors, strict=True):
-            row.append(job_run_score(job, *fold_job(detector, job, views)))
+            row.append(score(*fold_job(detector, job, views)))
     return scores
 
 
@@ -113,21 +121,30 @@ def _sim_cells(
 ) -> Iterable[tuple[Cell, ...]]:
     """Per workload: the cells of :data:`~evalstop.experiments.grid.SCOREBOARD_DETECTORS`, then,
     at a goal cell (the paper world at sigma 0.12, the calibrated world at its own noise), those
-    of the ``z`` trade-off. Each workload is drawn once."""
+    of the ``z`` trade-off. The workloads of one world and density differ in eval noise only:
+    they are drawn together, once (``WRK-8``)."""
     variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
     labels = [*SCOREBOARD_DETECTORS, *(f"noise-aware(z={z:g})" for z in TRADEOFF_Z)]
     for world in (WORLDS[name] for name in worlds):
         goal = goal_noise(world.name)
         noises = dict.fromkeys(world.eval_noise if n is None else n for n in SCOREBOARD_NOISES)
-        for noise in noises:
+        sweeps = {
+            evals: generate_noise_sweep(
+                [
+                    WorkloadConfig(n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals)
+                    for noise in noises
+                ],
+                seed,
+            )
+            for evals in DENSITIES
+        }
+        for position, noise in enumerate(noises):
             for evals in DENSITIES:
-                config = WorkloadConfig(
-                    n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals
-                )
+                workload = sweeps[evals][position]
                 folded = [*detectors, *(variants if noise == goal else [])]
-                scores = sim_scores(folded, config, seed)
+                scores = _scores(folded, workload.jobs)
                 yield tuple(
-                    attrs.evolve(cell, world=world.name, noise=config.sigma, evals=evals)
+                    attrs.evolve(cell, world=world.name, noise=workload.config.sigma, evals=evals)
                     for cell in compared("sim", labels, scores)
                 )
 
