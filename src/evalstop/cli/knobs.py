@@ -15,7 +15,7 @@ from evalstop.core.detectors import Detector
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.registry import make_detector
 
-__all__ = ["add_knobs", "build_detector", "knobs"]
+__all__ = ["add_knobs", "add_side_options", "build_detector", "knobs"]
 
 _DEFAULTS = NoiseAwareDetector()
 
@@ -34,6 +34,23 @@ def add_knobs(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--warmup-steps", type=int, help="no stop before this step (0)")
     group.add_argument(
         "--baseline", type=float, help="stop a run whose smoothed score stays well below this"
+    )
+
+
+def add_side_options(parser: argparse.ArgumentParser) -> None:
+    """``--proxy-metric`` and ``--kl-metric``, the side signals ``replay`` and ``watch`` read
+    beside the metric (``SIG-10``, ``WCH-16``)."""
+    parser.add_argument(
+        "--proxy-metric",
+        metavar="KEY",
+        help="the proxy reward logged with each evaluation, for the divergence detector "
+        "(default: proxy_reward, where a log has it)",
+    )
+    parser.add_argument(
+        "--kl-metric",
+        metavar="KEY",
+        help="the KL logged with each evaluation, for the kl-budget and divergence detectors "
+        "(default: kl, where a log has it)",
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstop.cli.errors import CliError
-from evalstop.cli.knobs import add_knobs, build_detector, knobs
+from evalstop.cli.knobs import add_knobs, add_side_options, build_detector, knobs
 from evalstop.core.registry import DEFAULT_DETECTOR, DETECTOR_NAMES, default_detector
 from evalstop.experiments.tables import format_table
 from evalstop.live.direction import UnknownDirectionError
@@ -84,24 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="metric lossplateau watches (default: the replayed metric itself)",
     )
-    _add_side_options(parser)
+    add_side_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-
-
-def _add_side_options(parser: argparse.ArgumentParser) -> None:
-    """``--proxy-metric`` and ``--kl-metric`` (``SIG-10``)."""
-    parser.add_argument(
-        "--proxy-metric",
-        metavar="KEY",
-        help="the proxy reward the divergence detector reads (default: proxy_reward, when the "
-        "log has it)",
-    )
-    parser.add_argument(
-        "--kl-metric",
-        metavar="KEY",
-        help="the KL the kl-budget and divergence detectors read (default: kl, when the log "
-        "has it)",
-    )
 
 
 def parse_where(items: list[str]) -> dict[str, str]:

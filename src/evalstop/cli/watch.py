@@ -25,7 +25,7 @@ from types import FrameType
 from typing import Any, get_args
 
 from evalstop.cli.errors import CliError
-from evalstop.cli.knobs import add_knobs, build_detector, knobs
+from evalstop.cli.knobs import add_knobs, add_side_options, build_detector, knobs
 from evalstop.cli.watch_slurm import add_slurm_arguments, slurm_runs
 from evalstop.core.registry import LIVE_DETECTORS
 from evalstop.live.direction import ModeChoice, UnknownDirectionError
@@ -74,18 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs to follow")
     parser.add_argument("--metric", metavar="KEY", required=True, help="the eval metric")
     parser.add_argument("--k", type=int, help="declines that trigger evalstop")
-    parser.add_argument(
-        "--proxy-metric",
-        metavar="KEY",
-        help="the proxy reward logged with each evaluation, for the divergence detector "
-        "(default: proxy_reward, where a log has it)",
-    )
-    parser.add_argument(
-        "--kl-metric",
-        metavar="KEY",
-        help="the KL logged with each evaluation, for the kl-budget and divergence detectors "
-        "(default: kl, where a log has it)",
-    )
+    add_side_options(parser)
     parser.add_argument(
         "--mode",
         choices=get_args(ModeChoice),
