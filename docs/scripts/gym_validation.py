@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from calibration import noise_sd
 
 from evalstop.gym import Checkpoint, LabelledRun, RunConfig, RunResult, Truth, generate_split
 from evalstop.gym.gao import fit_gao
@@ -30,13 +31,6 @@ from evalstop.gym.gao import fit_gao
 __all__ = ["main", "noise_sd", "read_runs", "render", "wilson_half_width"]
 
 QUANTILES = (5, 10, 25, 50, 75, 90, 95)
-
-
-def noise_sd(values: Sequence[float]) -> float:
-    """The corpus's noise estimator (``docs/scripts/calibration.py``'s ``noise_sd``)."""
-    v = np.asarray(values, dtype=np.float64)
-    second = v[2:] - 2 * v[1:-1] + v[:-2]
-    return float(np.median(np.abs(second)) / 0.6745 / math.sqrt(6))
 
 
 def read_runs(folder: Path) -> list[LabelledRun]:
