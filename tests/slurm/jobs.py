@@ -8,6 +8,7 @@ curve of :func:`evalstop.traces.corpus.catalogue` with ``train.py`` (one evaluat
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,10 +82,14 @@ def submit(
     }
     plan_file = folder / "plan.json"
     plan_file.write_text(json.dumps(plan), encoding="utf-8")
+    # The job runs its own copy: another user cannot read a checkout kept in a private folder
+    # (a clone under `mktemp -d` is mode 0700), but can read the job's folder.
+    script = folder / TRAIN.name
+    shutil.copyfile(TRAIN, script)
     done = cluster.run(
         "sbatch", "--parsable", f"--job-name={name}", f"--gres=gpu:{gpus}", "--cpus-per-task=1",
         f"--chdir={folder}", f"--output={folder}/slurm.out", *extra,
-        f"--wrap=exec {PYTHON} {TRAIN} {plan_file}",
+        f"--wrap=exec {PYTHON} {script} {plan_file}",
         user=user,
     )  # fmt: skip
     return int(done.stdout.strip().split(";")[0])
