@@ -434,7 +434,9 @@ def test_sig13_a_stalled_eval_with_a_rising_proxy_fires() -> None:
         (0.1 * i if i < 6 else 0.6 - 0.01 * (i - 6)) + (0.02 if i % 2 else -0.02) for i in range(18)
     ]
     proxies = [0.1 * i + 0.01 * (i % 2) for i in range(18)]
-    stall = DivergenceDetector(z=1.5, side_z=1.0, fallback_z=3.0, signal="proxy_reward", stall=0.1)
+    stall = DivergenceDetector(
+        z=1.5, side_z=1.0, fallback_z=3.0, signal="proxy_reward", stall=0.1, stall_gain_z=3.0
+    )
     plain = attrs.evolve(stall, stall=0.0)
     rising = [view(i, e, p) for i, (e, p) in enumerate(zip(evals, proxies, strict=True))]
     flat = [view(i, e, 1.0 + 0.01 * (i % 2)) for i, e in enumerate(evals)]

@@ -182,22 +182,23 @@ class DivergenceDetector:
         stall_z: the eval drop below its peak, in noise-aware units, the stall clause needs.
 
     The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
-    split and simulator seeds only (``SIG-8``).
+    split only (``SIG-9``; re-chosen on the gym's second distribution, ``GYM-5``).
 
     Raises:
         ValueError: a non-positive ``z`` or ``memory``, a negative ``side_z``, ``fallback_z``
-            below ``z``, an unknown ``signal``, a negative ``warmup_evals`` or ``growth``.
+            below ``z``, an unknown ``signal``, a negative ``warmup_evals``, ``growth``,
+            ``stall``, ``stall_gain_z`` or ``stall_z``.
     """
 
-    z: float = attrs.field(default=1.5, validator=_positive)
-    side_z: float = attrs.field(default=1.0, validator=_non_negative)
+    z: float = attrs.field(default=1.25, validator=_positive)
+    side_z: float = attrs.field(default=2.0, validator=_non_negative)
     fallback_z: float = attrs.field(default=3.0, validator=_positive)
-    signal: str = attrs.field(default="kl", validator=_signal)
+    signal: str = attrs.field(default="proxy_reward", validator=_signal)
     memory: float = attrs.field(default=0.3, validator=_positive)
     warmup_evals: int = attrs.field(default=5, validator=_count)
     growth: float = attrs.field(default=0.0, validator=_non_negative)
-    stall: float = attrs.field(default=0.0, validator=_non_negative)
-    stall_gain_z: float = attrs.field(default=3.0, validator=_non_negative)
+    stall: float = attrs.field(default=0.1, validator=_non_negative)
+    stall_gain_z: float = attrs.field(default=4.0, validator=_non_negative)
     stall_z: float = attrs.field(default=0.5, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
