@@ -291,8 +291,8 @@ def stall_reference(detector: DivergenceDetector, state: Any, rise: float, befor
     state's own sums, the side's rise against ``stall`` times its rise before the peak."""
     if not detector.stall or state.evals < detector.warmup_evals or state.differences == 0:
         return False
-    n = state.differences
-    sigma = state.roughness / n / ROUGHNESS_TO_SIGMA
+    n: int = state.differences
+    sigma: float = state.roughness / n / ROUGHNESS_TO_SIGMA
 
     def widened(z: float) -> float:
         return z + (z**3 + z) / (4.0 * n)

@@ -89,13 +89,7 @@ V1 = Distribution(
 """The gym's first distribution (commit 8d03929), kept so the data that chose :data:`V2` can
 be regenerated (``docs/scripts/gym_distribution.py``)."""
 
-V2 = Distribution(
-    proxy_samples=(20, 2000),
-    kl_coef=(0.01, 0.3),
-    lr=(0.15, 1.0),
-    steps=(300, 1000),
-    eval_samples=(16, 64),
-)
+V2 = attrs.evolve(V1, kl_coef=(0.01, 0.3), steps=(300, 1000), eval_samples=(16, 64))
 """The gym's second distribution (issue 22: healthy runs' eval noise over gain like the real
 corpus's): :data:`V1` with fewer eval sample sizes, a capped KL coefficient and fewer steps,
 chosen by ``docs/scripts/gym_distribution.py`` on ``V1``'s dev runs (``GYM-5``)."""
