@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import time
+import resource
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,14 @@ def table(names: Sequence[str], rows: Sequence[list[RunScore]], default: list[Ru
     return "\n".join(lines)
 
 
+def cpu_seconds() -> float:
+    """User and system CPU of this process and of its finished workers."""
+    own, children = (
+        resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def goal_met(s: RegretSummary) -> bool:
     """Issue 26's goal for the default at one density (``SIG-11``)."""
     return s.recall >= 0.9 and s.harmful_rate <= 0.05 and s.floored_regret <= 0.05
@@ -151,7 +159,7 @@ def main() -> None:
         "--commit", default="(uncommitted)", help="the commit that fixed the defaults"
     )
     args = parser.parse_args()
-    start = time.process_time()
+    start = cpu_seconds()
     test = gym_runs("test", args.runs, workers=2)
     dev = gym_runs("dev", DEV_RUNS, workers=2)
     detectors = [make_detector(n) for n in SCOREBOARD_DETECTORS]
@@ -207,7 +215,10 @@ def main() -> None:
             f"{c.harmful_healthy}/{c.healthy} | {h.harmful_healthy}/{h.healthy} |"
         )
     parts += lines
-    parts += [f"\nCPU seconds to generate this page: {time.process_time() - start:.0f}.\n"]
+    parts += [
+        f"\nCPU seconds to generate this page (this process and its workers): "
+        f"{cpu_seconds() - start:.0f}.\n"
+    ]
     PAGE.write_text("\n".join(parts) + "\n", encoding="utf-8")
     print(f"wrote {PAGE}")
 
