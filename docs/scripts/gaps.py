@@ -69,12 +69,33 @@ VARIANTS = (
         attrs.evolve(PAPER, plateau_share=CALIBRATED.plateau_share),
     ),
     Variant(
-        f"{CALIBRATED.rlhf_evals} evaluations per run (calibrated density)",
-        PAPER,
-        evals_per_run=CALIBRATED.rlhf_evals,
+        "calibrated noise spread logU({:g}, {:g})".format(*CALIBRATED.noise_spread),
+        attrs.evolve(PAPER, noise_spread=CALIBRATED.noise_spread),
+    ),
+    Variant(
+        f"calibrated step schedules (share {CALIBRATED.step_share:g})",
+        attrs.evolve(
+            PAPER,
+            step_share=CALIBRATED.step_share,
+            step_drop_range=CALIBRATED.step_drop_range,
+            step_level_range=CALIBRATED.step_level_range,
+        ),
+    ),
+    *(
+        [
+            Variant(
+                f"{CALIBRATED.rlhf_evals} evaluations per run (calibrated density)",
+                PAPER,
+                evals_per_run=CALIBRATED.rlhf_evals,
+            )
+        ]
+        if CALIBRATED.rlhf_evals != PAPER.rlhf_evals
+        else []
     ),
     Variant("calibrated world (all of the above)", CALIBRATED),
 )
+"""The rows: the paper world, then one factor changed at a time (the calibrated density only
+where it differs from the paper's), then the calibrated world."""
 
 
 def fire_index(scores: Sequence[float], k: int = K) -> int | None:
