@@ -6,8 +6,9 @@ its per-step rates say nothing of its length. Its scales are drawn independently
 length (:mod:`evalstop.sim.clock`):
 
 - its rise tops out at ``S = a P N'`` steps, ``P ~ U(1.5, 4)`` and ``N'`` an independent length
-  from its kind's step law, ``a`` the world's stretch (1 in ``paper``; set from the plateau
-  share in ``calibrated``). Before its turn its true quality is ``q0 + G y(s)`` with
+  from its kind's step law, or its planned steps in a world whose rise follows the plan
+  (``calibrated``), ``a`` the world's stretch (1 in ``paper``; set from the plateau share in
+  ``calibrated``). Before its turn its true quality is ``q0 + G y(s)`` with
   ``y(s) = g(min(s / S, 1))`` (Gao's RL gold curve ``g(x) = x (1 - ln x)``: 0 for the initial
   policy at step 0, 1 at the top, so ``G`` is the gain from the initial policy to the top)
   plus a bounded residual rise after ``S`` (``CRV-1``, ``CRV-14``);
@@ -237,6 +238,24 @@ class CurveDraw:
         )
 
 
+def _rise_base(world: World, plan: RunPlan, u: float) -> float:
+    """``N'``, the steps an RLHF run's rise scale is a multiple of (``CRV-8``): its planned
+    steps in a world whose rise follows the plan (its draw ``u`` is then unused, drawn all the
+    same, ``CRV-6``), else the ``u`` quantile of the step law.
+
+    Raises:
+        ValueError: the world's rise follows the plan and the run has no finite plan.
+    """
+    if not world.rise_on_plan:
+        return rise_scale(JobKind.RLHF, u)
+    if not (math.isfinite(plan.planned_steps) and plan.planned_steps > 0):
+        raise ValueError(
+            f"world {world.name!r} scales a rise by the planned steps; the plan has "
+            f"planned_steps={plan.planned_steps}"
+        )
+    return plan.planned_steps
+
+
 def _schedule_draws(world: World, plan: RunPlan, u: list[float]) -> tuple[float, float, float]:
     """``(drop step, level, noise multiplier)`` from the four uniform draws ``u`` of the step
     schedule and the noise, in this order whatever the world (``CRV-11``, ``CRV-12``)."""
@@ -296,7 +315,7 @@ def rlhf_draw(
     q0 = _uniform(u[0], *INITIAL_RANGE)
     gain = _uniform(u[1], *GAIN_RANGE)
     rise_peak = _uniform(u[2], *RISE_PEAK_RANGE)
-    length = plan.stretch * rise_scale(JobKind.RLHF, u[3])
+    length = plan.stretch * _rise_base(world, plan, u[3])
     beta = _uniform(u[4], *BETA_RL_RANGE)
     drop, level, multiplier = _schedule_draws(world, plan, u[5:9])
     proxy_start = _uniform(u[9], -1.0, 0.0)
