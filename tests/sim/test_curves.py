@@ -255,7 +255,8 @@ def test_crv8_curves_do_not_depend_on_the_run_length(seed: int, world: World) ->
 
 
 def _rise(s: np.ndarray, top: np.ndarray) -> np.ndarray:
-    """CRV-1's rise written out again: ``g(min(s / S, 1)) + PLATEAU_SLOPE (1 - S / max(s, S))``."""
+    """The rise of CRV-1 written out again: ``g(min(s / S, 1)) + PLATEAU_SLOPE (1 - S / s)``
+    past the top."""
     x = np.minimum(s / top, 1.0)
     return x * (1.0 - np.log(x)) + PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
 

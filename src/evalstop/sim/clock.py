@@ -49,6 +49,7 @@ __all__ = [
     "length_quantile",
     "plateau_stretch",
     "rise_scale",
+    "rlhf_rise_base",
     "turn_scale",
     "turn_step",
 ]
@@ -205,6 +206,23 @@ def rise_scale(kind: JobKind, u: float) -> float:
     """The independent length ``N'`` (steps) of a run's rise scale, from its draw ``u``
     (``CRV-8``): the ``u`` quantile of its kind's step law."""
     return length_quantile(kind, u)
+
+
+def rlhf_rise_base(on_plan: bool, u: float, planned_steps: float) -> float:
+    """``N'``, the steps an RLHF run's rise scale is a multiple of (``CRV-8``): its planned
+    steps when its world's rise follows the plan (``on_plan``; its draw ``u`` is then unused,
+    drawn all the same, ``CRV-6``), else the ``u`` quantile of the step law.
+
+    Raises:
+        ValueError: the rise follows the plan and ``planned_steps`` is not a finite number > 0.
+    """
+    if not on_plan:
+        return rise_scale(JobKind.RLHF, u)
+    if not (math.isfinite(planned_steps) and planned_steps > 0):
+        raise ValueError(
+            f"the rise follows the plan, which needs planned_steps > 0, got {planned_steps}"
+        )
+    return planned_steps
 
 
 @functools.cache

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstop.core.model import JobKind
-from evalstop.sim.clock import rise_scale
+from evalstop.sim.clock import rise_scale, rlhf_rise_base
 from evalstop.sim.shapes import (
     HALF_LOSS_X,
     JUMP_WIDTH,
@@ -238,24 +238,6 @@ class CurveDraw:
         )
 
 
-def _rise_base(world: World, plan: RunPlan, u: float) -> float:
-    """``N'``, the steps an RLHF run's rise scale is a multiple of (``CRV-8``): its planned
-    steps in a world whose rise follows the plan (its draw ``u`` is then unused, drawn all the
-    same, ``CRV-6``), else the ``u`` quantile of the step law.
-
-    Raises:
-        ValueError: the world's rise follows the plan and the run has no finite plan.
-    """
-    if not world.rise_on_plan:
-        return rise_scale(JobKind.RLHF, u)
-    if not (math.isfinite(plan.planned_steps) and plan.planned_steps > 0):
-        raise ValueError(
-            f"world {world.name!r} scales a rise by the planned steps; the plan has "
-            f"planned_steps={plan.planned_steps}"
-        )
-    return plan.planned_steps
-
-
 def _schedule_draws(world: World, plan: RunPlan, u: list[float]) -> tuple[float, float, float]:
     """``(drop step, level, noise multiplier)`` from the four uniform draws ``u`` of the step
     schedule and the noise, in this order whatever the world (``CRV-11``, ``CRV-12``)."""
@@ -315,7 +297,7 @@ def rlhf_draw(
     q0 = _uniform(u[0], *INITIAL_RANGE)
     gain = _uniform(u[1], *GAIN_RANGE)
     rise_peak = _uniform(u[2], *RISE_PEAK_RANGE)
-    length = plan.stretch * _rise_base(world, plan, u[3])
+    length = plan.stretch * rlhf_rise_base(world.rise_on_plan, u[3], plan.planned_steps)
     beta = _uniform(u[4], *BETA_RL_RANGE)
     drop, level, multiplier = _schedule_draws(world, plan, u[5:9])
     proxy_start = _uniform(u[9], -1.0, 0.0)
