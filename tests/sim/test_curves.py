@@ -258,7 +258,8 @@ def _rise(s: np.ndarray, top: np.ndarray) -> np.ndarray:
     """The rise of CRV-1 written out again: ``g(min(s / S, 1)) + PLATEAU_SLOPE (1 - S / s)``
     past the top."""
     x = np.minimum(s / top, 1.0)
-    return x * (1.0 - np.log(x)) + PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
+    out: np.ndarray = x * (1.0 - np.log(x)) + PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
+    return out
 
 
 def test_crv8_the_stretch_gives_the_calibrated_plateau_share() -> None:
@@ -311,6 +312,7 @@ def test_crv8_a_calibrated_rise_follows_the_plan(seed: int, planned: float, nois
     ):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     assert one.proxy_reward is not None and two.proxy_reward is not None
+    assert one.kl is not None and two.kl is not None
     np.testing.assert_allclose(one.proxy_reward, two.proxy_reward, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(one.kl, two.kl, rtol=1e-12, atol=1e-12)
     plain = attrs.evolve(PAPER, name="paper-plain")
