@@ -22,6 +22,11 @@ by one a second until ``falls_until`` (``POL-8``, ``srtf-est``'s remaining estim
 as that part plus the time of ranking, which does not move, and compared at a decision's time
 after subtracting it. A job is re-keyed only when it starts, reports, or reaches its time (a
 heap of times). A policy that says neither has its running jobs sorted at each decision.
+
+Longer than 400 lines: the state's three ways to decide (first fit, the walk, an arrival after
+a settled decision, ``POL-11``) read and keep the same fields, and the walk's lazy reader of
+the running jobs (:class:`RunningTail`) exists only for it; apart, each would reach into the
+other's fields.
 """
 
 from __future__ import annotations

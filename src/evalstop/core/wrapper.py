@@ -81,19 +81,8 @@ class EvalStopState:
     wrapper's in between); the detector's name and the watched kinds are read once a run.
     """
 
-    __slots__ = (
-        "_base",
-        "_base_decide",
-        "_kinds",
-        "_name",
-        "ended",
-        "keeps_starts",
-        "queued",
-        "reported",
-        "started",
-    )
-
     def __init__(self, policy: EvalStop, base: PolicyState) -> None:
+        """The state of ``policy`` for one run, over ``base``, its base's state."""
         self._base = base
         self._base_decide = base.decide
         self._name = policy.detector.name
