@@ -6,12 +6,13 @@ import math
 
 import attrs
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evalstop.core.model import JobKind
 from evalstop.experiments.leakage import mann_whitney_auc
-from evalstop.sim.clock import LATE_SHARE, length_quantile, turn_step
+from evalstop.sim.clock import LATE_SHARE, PLATEAU_GAIN
 from evalstop.sim.curves import (
     ALPHA_RL,
     BETA_RL_RANGE,
@@ -27,7 +28,7 @@ from evalstop.sim.curves import (
     rlhf_curves,
     saturating_curves,
 )
-from evalstop.sim.runs import STRETCH_HACKING_SHARE, world_stretch
+from evalstop.sim.runs import world_stretch
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import CALIBRATED, PAPER, World
 
@@ -69,15 +70,43 @@ def test_crv1_gold_shape_is_gao_normalised() -> None:
 
 @given(seeds)
 def test_crv1_crv2_healthy_runs_rise_at_every_checkpoint(seed: int) -> None:
-    """CRV-1, CRV-2: a healthy run (no turn, no step schedule) rises at every checkpoint, from
-    above q0, and never past q0 + (1 + PLATEAU_SLOPE) G / g(1 / P_max)."""
+    """CRV-1, CRV-2, CRV-10: a healthy run (no turn, no step schedule) rises at every
+    checkpoint, from above q0, and never past q0 + (1 + PLATEAU_SLOPE) G."""
     for world in (PAPER, NO_STEPS):
         quality, _, _, peak = _rlhf(world, seed)
         assert np.all(np.diff(quality) > 0)
         assert quality[0] > INITIAL_RANGE[0]
-        top = (1 + PLATEAU_SLOPE) / gold_shape(np.array([1 / RISE_PEAK_RANGE[1]]))[0]
-        assert quality[-1] <= INITIAL_RANGE[1] + GAIN_RANGE[1] * top + 1e-12
+        assert quality[-1] <= INITIAL_RANGE[1] + GAIN_RANGE[1] * (1 + PLATEAU_SLOPE) + 1e-12
         assert peak == 1.0 or peak > 1.0
+
+
+LONG = np.array([0.0, *np.geomspace(1.0, 1e9, 40)])
+"""Steps from the initial policy to far past any rise's top (the step law's longest RLHF run
+is 30,000 steps, a rise tops out within 4 stretches of one)."""
+
+
+def _sample(
+    world: World, seed: int, steps: np.ndarray, turn: float = math.inf, noise: float = 0.0
+) -> CurveSample:
+    return rlhf_curves(
+        steps,
+        plan=RunPlan(turn, 1000.0, world_stretch(world)),
+        world=world,
+        rng=np.random.default_rng(seed),
+        eval_noise=noise,
+        loss_noise=0.0,
+    )
+
+
+@given(seeds, worlds)
+def test_crv1_the_gain_is_from_the_initial_policy_to_the_top(seed: int, world: World) -> None:
+    """CRV-1: a healthy run (no step schedule) that runs far past its top has gained G from
+    its initial policy (step 0) to its top, plus at most the residual PLATEAU_SLOPE G; the
+    calibration's first-to-peak gain is G."""
+    sample = _sample(attrs.evolve(world, step_share=0.0), seed, LONG)
+    gained = (sample.quality[-1] - sample.quality[0]) / sample.gain
+    assert 1.0 < gained <= 1.0 + PLATEAU_SLOPE + 1e-12
+    assert GAIN_RANGE[0] <= sample.gain <= GAIN_RANGE[1]
 
 
 @given(seeds, worlds, st.floats(150.0, 650.0))
@@ -191,7 +220,7 @@ def test_crv5_crv11_eval_noise_is_sigma_times_m_times_the_gain() -> None:
     multipliers = {
         rlhf_curves(
             STEPS,
-            plan=RunPlan(),
+            plan=RunPlan(planned_steps=1000.0),
             world=CALIBRATED,
             rng=np.random.default_rng(s),
             eval_noise=0.1,
@@ -225,26 +254,80 @@ def test_crv8_curves_do_not_depend_on_the_run_length(seed: int, world: World) ->
         np.testing.assert_array_equal(a, b[: len(STEPS)])
 
 
+def _rise(s: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """The rise of CRV-1 written out again: ``g(min(s / S, 1)) + PLATEAU_SLOPE (1 - S / s)``
+    past the top."""
+    x = np.minimum(s / top, 1.0)
+    out: np.ndarray = x * (1.0 - np.log(x)) + PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
+    return out
+
+
 def test_crv8_the_stretch_gives_the_calibrated_plateau_share() -> None:
-    """CRV-8: an independent Monte Carlo of the laws (its own draws, not the reference
-    sample): with the calibrated stretch, 0.82 of the healthy runs at hacking share 0.6 top
-    out before the last 40% of their steps; the paper world's stretch is 1."""
+    """CRV-8: an independent Monte Carlo (generated runs, its own draws of P, not the reference
+    sample): with the calibrated stretch on the planned steps, 0.82 of the healthy RLHF runs
+    gain less than 10% of their gain over their last 40% of steps on their true rise; the
+    paper world's stretch is 1."""
     assert world_stretch(PAPER) == 1.0
     stretch = world_stretch(CALIBRATED)
     rng = np.random.default_rng(2024)
-    n = 40_000
-    jobs = generate(WorkloadConfig(n_jobs=n // 10, world=CALIBRATED), 5).jobs
-    lengths = np.array([j.truth.total_steps for j in jobs if j.spec.kind is JobKind.RLHF])
-    lengths = rng.choice(lengths, size=n)
-    turns = np.array(
-        [turn_step(CALIBRATED.turn_range, STRETCH_HACKING_SHARE, u) for u in rng.random(n)]
-    )
-    rise = np.array([length_quantile(JobKind.RLHF, u) for u in rng.random(n)])
-    top = stretch * rng.uniform(*RISE_PEAK_RANGE, size=n) * rise
-    healthy = turns >= lengths
-    share = float(np.mean(top[healthy] <= (1 - LATE_SHARE) * lengths[healthy]))
+    jobs = [
+        j
+        for seed in range(4)
+        for j in generate(WorkloadConfig(n_jobs=2500, world=CALIBRATED), seed).jobs
+        if j.spec.kind is JobKind.RLHF and not j.truth.hacking
+    ]
+    end = np.array([j.truth.total_steps for j in jobs], dtype=np.float64)
+    planned = np.array([j.spec.estimated_duration / 20 for j in jobs], dtype=np.float64)
+    top = stretch * rng.uniform(*RISE_PEAK_RANGE, size=len(jobs)) * planned
+    full = _rise(end, top)
+    late = _rise((1 - LATE_SHARE) * end, top)
+    share = float(np.mean(full - late < PLATEAU_GAIN * full))
     assert CALIBRATED.plateau_share is not None
     assert abs(share - CALIBRATED.plateau_share) < 0.03
+
+
+@given(seeds, st.floats(100.0, 5_000.0), st.sampled_from([0.0, 0.05]))
+def test_crv8_a_calibrated_rise_follows_the_plan(seed: int, planned: float, noise: float) -> None:
+    """CRV-8: in ``calibrated`` a healthy run planned twice as long has the same curves at
+    twice the steps (its rise, proxy, KL, loss and step schedule all scale with the plan); in
+    ``paper`` the plan does not move the rise; a calibrated run without a finite plan is
+    refused."""
+    steps = np.concatenate([[0.0], STEPS])
+
+    def sample(world: World, plan: float, at: np.ndarray) -> CurveSample:
+        return rlhf_curves(
+            at,
+            plan=RunPlan(math.inf, plan, world_stretch(world)),
+            world=world,
+            rng=np.random.default_rng(seed),
+            eval_noise=noise,
+            loss_noise=0.0,
+        )
+
+    one, two = sample(CALIBRATED, planned, steps), sample(CALIBRATED, 2 * planned, 2 * steps)
+    for a, b in (
+        (one.quality, two.quality),
+        (one.eval_score, two.eval_score),
+        (one.loss, two.loss),
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert one.proxy_reward is not None and two.proxy_reward is not None
+    assert one.kl is not None and two.kl is not None
+    np.testing.assert_allclose(one.proxy_reward, two.proxy_reward, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(one.kl, two.kl, rtol=1e-12, atol=1e-12)
+    plain = attrs.evolve(PAPER, name="paper-plain")
+    np.testing.assert_array_equal(
+        sample(plain, planned, steps).quality, sample(plain, 2 * planned, steps).quality
+    )
+    with pytest.raises(ValueError, match="planned_steps"):
+        rlhf_curves(
+            steps,
+            plan=RunPlan(),
+            world=CALIBRATED,
+            rng=np.random.default_rng(seed),
+            eval_noise=noise,
+            loss_noise=0.0,
+        )
 
 
 def test_crv9_the_turn_law_gives_the_hacking_share_and_the_link() -> None:
@@ -287,3 +370,34 @@ def test_crv12_step_schedules_plateau_then_jump(seed: int) -> None:
     before, after = STEPS <= 420, STEPS >= 800
     assert np.all(gap[before] > 0)
     assert np.all(np.abs(gap[after]) < 0.05 * gap[before].max())
+
+
+@given(seeds, worlds, st.floats(50.0, 900.0), st.sampled_from([0.0, 0.05]))
+def test_crv14_the_step_0_report_is_the_initial_policy(
+    seed: int, world: World, turn: float, noise: float
+) -> None:
+    """CRV-14: at step 0 a run reports its initial policy: true quality q0 (in the initial
+    range, step schedule or not), proxy r0 in [-1, 0], loss L0 in [0.8, 1.2], KL 0; the eval
+    score is q0 plus the run's first noise draw. The report is the same whatever the turn and
+    the run's length (CRV-6, CRV-8)."""
+    steps = np.concatenate([[0.0], STEPS])
+    reports = [
+        _sample(world, seed, steps, turn, noise),
+        _sample(world, seed, steps, math.inf, noise),
+        _sample(world, seed, np.concatenate([[0.0], STEPS * 3]), turn, noise),
+    ]
+    first, noiseless = reports[0], _sample(world, seed, steps, turn)
+    assert first.proxy_reward is not None and first.kl is not None
+    assert noiseless.proxy_reward is not None
+    assert INITIAL_RANGE[0] <= first.quality[0] <= INITIAL_RANGE[1]
+    assert -1.0 <= noiseless.proxy_reward[0] <= 0.0 and 0.8 <= first.loss[0] <= 1.2
+    assert first.kl[0] == 0.0
+    assert noiseless.eval_score[0] == noiseless.quality[0] == first.quality[0]
+    for other in reports[1:]:
+        assert other.proxy_reward is not None and other.kl is not None
+        assert other.quality[0] == first.quality[0]
+        assert other.eval_score[0] == first.eval_score[0]
+        assert other.proxy_reward[0] == first.proxy_reward[0]
+        assert (other.loss[0], other.kl[0]) == (first.loss[0], first.kl[0])
+    stepped = _sample(ALL_STEPS, seed, steps, turn)
+    assert stepped.quality[0] == _sample(NO_STEPS, seed, steps, turn).quality[0]
