@@ -110,6 +110,7 @@ class DivergenceState:
     at_peak: float | None = None
     at_peak_weight: float = 0.0
     alarm: bool = False
+    since: int | None = None
 
 
 def _signal(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -200,6 +201,8 @@ class DivergenceDetector:
     stall: float = attrs.field(default=0.1, validator=_non_negative)
     stall_gain_z: float = attrs.field(default=4.0, validator=_non_negative)
     stall_z: float = attrs.field(default=0.5, validator=_non_negative)
+    shortfall: float = attrs.field(default=0.0, validator=_non_negative)
+    persist: float = attrs.field(default=0.0, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.fallback_z < self.z:
@@ -210,6 +213,10 @@ class DivergenceDetector:
         grows = f",growth={self.growth:g}" if self.growth else ""
         if self.stall:
             grows += f",stall={self.stall:g}/{self.stall_gain_z:g}/{self.stall_z:g}"
+        if self.shortfall:
+            grows += f",shortfall={self.shortfall:g}/{self.stall_gain_z:g}"
+        if self.persist:
+            grows += f",persist={self.persist:g}"
         return (
             f"divergence(z={self.z:g},side_z={self.side_z:g},fallback_z={self.fallback_z:g},"
             f"signal={self.signal},memory={self.memory:g},warmup={self.warmup_evals}{grows})"
@@ -242,13 +249,20 @@ class DivergenceDetector:
         current = self.rule.update(previous, obs)
         at_peak, at_peak_weight = state.at_peak, state.at_peak_weight
         if current is previous:  # a skipped eval score: nothing to judge
-            return DivergenceState(previous, side, at_peak, at_peak_weight, state.alarm)
+            return DivergenceState(
+                previous, side, at_peak, at_peak_weight, state.alarm, state.since
+            )
         if current.evals == 1 or current.peak > previous.peak:
             at_peak, at_peak_weight = (side.level, side.weight) if side.evals else (None, 0.0)
         elif at_peak is None and side.evals:
             at_peak, at_peak_weight = side.level, side.weight
-        alarm = state.alarm or self._fires(current, side, at_peak, at_peak_weight)
-        return DivergenceState(current, side, at_peak, at_peak_weight, alarm)
+        if state.alarm:
+            return DivergenceState(current, side, at_peak, at_peak_weight, True, state.since)
+        since = None
+        if self._fires(current, side, at_peak, at_peak_weight):
+            since = previous.step if state.since is None else state.since
+        alarm = since is not None and current.step - since >= self.persist * current.step
+        return DivergenceState(current, side, at_peak, at_peak_weight, alarm, since)
 
     def fired(self, state: DivergenceState) -> bool:
         return state.alarm
@@ -282,12 +296,39 @@ class DivergenceDetector:
             return False
         if drop > _widened(self.z + extra, state.differences) * unit:
             return True
+        if self._short(state, sigma, unit, drop, rise, at_peak, extra):
+            return True
         return self._stalled(
             state,
             sigma,
             drop >= _widened(self.stall_z + extra, state.differences) * unit,
             rise,
             at_peak,
+        )
+
+    def _short(
+        self,
+        state: NoiseState,
+        sigma: float,
+        unit: float,
+        drop: float,
+        rise: float,
+        at_peak: float,
+        extra: float,
+    ) -> bool:
+        """``SIG-14``: the eval lies below what its gain per side gain up to its peak predicts
+        for the side's rise since, by more than ``shortfall`` noise-aware units."""
+        if not self.shortfall or at_peak <= 0 or state.peak <= 0:
+            return False
+        if not self._gained(state, sigma):
+            return False
+        predicted = state.peak / at_peak * rise
+        return predicted + drop > _widened(self.shortfall + extra, state.differences) * unit
+
+    def _gained(self, state: NoiseState, sigma: float) -> bool:
+        """The eval level's peak lies more than ``stall_gain_z`` noise units above its start."""
+        return state.peak > _widened(self.stall_gain_z, state.differences) * sigma * math.sqrt(
+            state.peak_weight
         )
 
     def _stalled(
@@ -297,10 +338,7 @@ class DivergenceDetector:
         risen since the peak by more than ``stall`` times its rise before it."""
         if not self.stall or not below or at_peak <= 0:
             return False
-        gained = state.peak > _widened(self.stall_gain_z, state.differences) * sigma * math.sqrt(
-            state.peak_weight
-        )
-        return gained and rise > self.stall * at_peak
+        return self._gained(state, sigma) and rise > self.stall * at_peak
 
 
 @functools.lru_cache(maxsize=256)
