@@ -77,8 +77,8 @@ FIXED: dict[str, Any] = {
 }
 """Every field a grid point does not set, pinned: a re-run after the defaults change scores
 the same points."""
-REGISTERED = ("noise-aware", "evalstop", "lossplateau", "stopat", "never", "ewma", "kl-budget")
-REGISTERED += ("bocpd",)
+REGISTERED: tuple[str, ...] = ("noise-aware", "evalstop", "lossplateau", "stopat", "never")
+REGISTERED += ("ewma", "kl-budget", "bocpd")
 
 
 def point(**fields: Any) -> DivergenceDetector:
@@ -190,6 +190,13 @@ def line(row: Row) -> str:
     return f"{detector.name:96s} | slack {slack(cells):5.1f} | " + " | ".join(parts)
 
 
+def show(title: str, rows: Sequence[Row]) -> None:
+    """Print ``title`` and one :func:`line` a row."""
+    print(title)
+    for row in rows:
+        print("  " + line(row))
+
+
 def paired(first: Row, second: Row, runs: Sequence[LabelledRun]) -> str:
     """McNemar's p on recall and on harmful stops, ``first`` against ``second``, per density."""
     out = []
@@ -238,23 +245,19 @@ def main() -> None:
             )
         )
     rows = score(grid(), tuning, args.workers)
-    print(f"\ndivergence: {len(rows)} points (slack: least distance to the goal, points)")
-    for row in rows:
-        print("  " + line(row))
+    show(f"\ndivergence: {len(rows)} points (slack: least distance to the goal, points)", rows)
     best = choose(rows)
     print(f"meets the goal with margin on the tuning runs: {with_margin(best[1])}")
     print(f"chosen divergence: {best[0].name}")
     candidates = [best[0], *(make_detector(n) for n in REGISTERED)]
     picks = score(candidates, tuning, args.workers)
-    print("\nentry points' pick: every registered detector at its defaults (divergence chosen)")
-    for row in picks:
-        print("  " + line(row))
+    show(
+        "\nentry points' pick: every registered detector at its defaults (divergence chosen)", picks
+    )
     pick = choose(picks)
     print(f"chosen pick: {pick[0].name}")
-    print("\nhold-out inside dev (seeds 3000-3999; information, chooses nothing):")
     held = score([pick[0], PREVIOUS, make_detector("noise-aware")], holdout)
-    for row in held:
-        print("  " + line(row))
+    show("\nhold-out inside dev (seeds 3000-3999; information, chooses nothing):", held)
     print(f"  pick vs previous (2fc287e): {paired(held[0], held[1], holdout)}")
     print(f"  pick vs noise-aware: {paired(held[0], held[2], holdout)}")
     children = resource.getrusage(resource.RUSAGE_CHILDREN)

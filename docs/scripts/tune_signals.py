@@ -57,6 +57,10 @@ TIE = 0.01
 SIM_SEEDS = (1001, 1002)
 SIM_CELLS = (("paper", 0.12), ("calibrated", None))
 BASELINES = ("noise-aware", "evalstop", "lossplateau", "stopat", "never")
+PINNED: dict[str, Any] = {"growth": 0.0, "shortfall": 0.0, "persist": 0.0}
+"""The ``divergence`` fields later rounds added or re-chose (``SIG-12``, ``SIG-14``,
+``SIG-15``; ``docs/scripts/tune_default.py``), pinned to the values this grid was run with, so a
+re-run scores the same points."""
 
 
 def grids() -> dict[str, list[Detector[Any]]]:
@@ -66,13 +70,15 @@ def grids() -> dict[str, list[Detector[Any]]]:
         for a, d, w in itertools.product((0.2, 0.3, 0.5), (0.1, 0.2, 0.3, 0.5), (3, 5))
     ]
     divergence: list[Detector[Any]] = [
-        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, stall=0.0)
+        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, stall=0.0, **PINNED)
         for z, s, f, signal in itertools.product(
             (0.5, 0.75, 1.0, 1.5), (0.0, 1.0, 2.0, 3.0), (2.0, 3.0), ("proxy_reward", "kl")
         )
     ]
     divergence += [
-        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, growth=g, stall=0.0)
+        DivergenceDetector(
+            z=z, side_z=s, fallback_z=f, signal=signal, stall=0.0, **{**PINNED, "growth": g}
+        )
         for g, z, s, f, signal in itertools.product(
             (0.25, 0.5, 1.0), (0.5, 0.75, 1.0), (1.0, 2.0), (2.0, 3.0), ("proxy_reward", "kl")
         )
@@ -86,6 +92,7 @@ def grids() -> dict[str, list[Detector[Any]]]:
             stall=stall,
             stall_gain_z=gain,
             stall_z=below,
+            **PINNED,
         )
         for stall, gain, below, z, s, f in itertools.product(
             (0.1, 0.15, 0.25), (3.0, 4.0), (0.5, 1.0), (1.25, 1.5), (1.0, 2.0, 3.0), (2.0, 3.0)

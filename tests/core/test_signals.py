@@ -37,6 +37,8 @@ DETECTORS: tuple[Detector[Any], ...] = (
         z=1.5, side_z=0.5, fallback_z=2.0, signal="proxy_reward", stall=0.2, stall_gain_z=1.0
     ),
     DivergenceDetector(z=1.0, signal="kl", warmup_evals=3, stall=0.5, stall_z=0.0),
+    DivergenceDetector(z=1.0, side_z=0.5, stall=0.0, shortfall=1.0, stall_gain_z=1.0),
+    DivergenceDetector(z=1.25, side_z=1.0, stall=0.1, stall_z=0.0, persist=0.2),
     KlBudgetDetector(),
     KlBudgetDetector(z=0.5, warmup_evals=4),
     BocpdDetector(),
@@ -259,7 +261,7 @@ def divergence_reference(
     )
     a, b = low.initial(), wide.initial()
     out: list[bool] = []
-    fired, at_peak = False, None
+    fired, at_peak, since = False, None, None
     for i, v in enumerate(views):
         values = [
             (w.step, w.proxy_reward if detector.signal == "proxy_reward" else w.kl)
@@ -274,14 +276,18 @@ def divergence_reference(
                 at_peak = side_reference(points, detector.memory)[:2]
             elif new_peak:
                 at_peak = None
-            corroborated = stalled = False
+            corroborated = stalled = short = False
             if at_peak is not None and len(points) >= 3:
                 level, weight, sigma = side_reference(points, detector.memory)
                 rise = level - at_peak[0]
                 limit = detector.side_z * sigma * math.sqrt(weight + at_peak[1])
                 corroborated = rise > 0 and rise > limit
                 stalled = corroborated and stall_reference(detector, a, rise, at_peak[0])
-            fired = fired or b.alarm or (a.alarm and corroborated) or stalled
+                short = corroborated and shortfall_reference(detector, a, rise, at_peak[0])
+            holds = b.alarm or (a.alarm and corroborated) or stalled or short
+            since = (before.step if since is None else since) if holds else None
+            persisted = since is not None and a.step - since >= detector.persist * a.step
+            fired = fired or persisted
         out.append(fired)
     return out
 
@@ -304,11 +310,40 @@ def stall_reference(detector: DivergenceDetector, state: Any, rise: float, befor
     return gained and below and before > 0 and rise > detector.stall * before
 
 
-@given(series, st.sampled_from([d for d in DETECTORS if isinstance(d, DivergenceDetector)]))
+def shortfall_reference(
+    detector: DivergenceDetector, state: Any, rise: float, before: float
+) -> bool:
+    """``SIG-14`` written from the clause: the eval's gain per side gain up to its peak times
+    the side's rise since, plus the eval's drop, against ``shortfall`` noise-aware units."""
+    if not detector.shortfall or state.evals < detector.warmup_evals or state.differences == 0:
+        return False
+    n: int = state.differences
+    sigma: float = state.roughness / n / ROUGHNESS_TO_SIGMA
+
+    def widened(z: float) -> float:
+        return z + (z**3 + z) / (4.0 * n)
+
+    gained = state.peak > widened(detector.stall_gain_z) * sigma * math.sqrt(state.peak_weight)
+    if not (gained and before > 0 and state.peak > 0):
+        return False
+    shortfall: float = state.peak / before * rise + state.peak - state.level
+    return shortfall > widened(detector.shortfall) * sigma * math.sqrt(
+        state.weight + state.peak_weight
+    )
+
+
+@given(
+    series,
+    st.sampled_from(
+        [attrs.evolve(d, growth=0.0) for d in DETECTORS if isinstance(d, DivergenceDetector)]
+    ),
+)
 def test_sig4_divergence_equals_reference(rows: list[Any], detector: Any) -> None:
-    """SIG-4, SIG-13: the fold equals a recomputation of the side level, its noise and the level
-    at the eval peak from the whole history (the eval part by the noise-aware rule itself), the
-    stall clause written out from its spec."""
+    """SIG-4, SIG-13, SIG-14, SIG-15: the fold equals a recomputation of the side level, its
+    noise and the level at the eval peak from the whole history (the eval part by the
+    noise-aware rule itself), the stall and shortfall clauses written out from their spec, and
+    the persistence from the steps since the rule last did not hold (growth 0: SIG-12's own
+    test adds it)."""
     views = reports(rows)
     assert alarms(detector, views) == divergence_reference(detector, views)
 
@@ -411,10 +446,12 @@ def test_sig12_growth_raises_both_thresholds_with_the_looks(
     growth-0 rule, on the same state, fires at z + g ln(n / n0) and fallback_z + g ln(n / n0);
     g = 0 is the SIG-4 rule and its name has no growth."""
     grown = DivergenceDetector(
-        z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=growth, stall=0.0
+        z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=growth, stall=0.0, persist=0.0
     )
     plain = attrs.evolve(grown, growth=0.0)
-    assert plain == DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, stall=0)
+    assert plain == DivergenceDetector(
+        z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=0, stall=0, persist=0
+    )
     assert "growth" not in plain.name and f"growth={growth:g}" in grown.name
     views = reports(rows)
     expected, fired = [], False
@@ -437,7 +474,15 @@ def test_sig13_a_stalled_eval_with_a_rising_proxy_fires() -> None:
     ]
     proxies = [0.1 * i + 0.01 * (i % 2) for i in range(18)]
     stall = DivergenceDetector(
-        z=1.5, side_z=1.0, fallback_z=3.0, signal="proxy_reward", stall=0.1, stall_gain_z=3.0
+        z=1.5,
+        side_z=1.0,
+        fallback_z=3.0,
+        signal="proxy_reward",
+        growth=0.0,
+        stall=0.1,
+        stall_gain_z=3.0,
+        stall_z=0.5,
+        persist=0.0,
     )
     plain = attrs.evolve(stall, stall=0.0)
     rising = [view(i, e, p) for i, (e, p) in enumerate(zip(evals, proxies, strict=True))]
@@ -447,9 +492,57 @@ def test_sig13_a_stalled_eval_with_a_rising_proxy_fires() -> None:
     assert "stall=0.1/3/0.5" in stall.name and "stall" not in plain.name
 
 
+def test_sig14_an_eval_that_falls_short_of_the_proxy_fires() -> None:
+    """SIG-14: an eval that rose with the proxy, then stays near flat (down 0.005 a report,
+    under +-0.02 of noise) while the proxy keeps rising, is stopped by the shortfall clause and
+    not by the SIG-4 rule on the same reports; with the proxy flat nothing fires; the name says
+    the clause."""
+    evals = [
+        (0.1 * i if i < 6 else 0.6 - 0.005 * (i - 6)) + (0.02 if i % 2 else -0.02)
+        for i in range(18)
+    ]
+    proxies = [0.1 * i + 0.01 * (i % 2) for i in range(18)]
+    short = DivergenceDetector(
+        z=1.5, side_z=1.0, growth=0.0, stall=0.0, shortfall=3.0, stall_gain_z=3.0, persist=0.0
+    )
+    plain = attrs.evolve(short, shortfall=0.0)
+    rising = [view(i, e, p) for i, (e, p) in enumerate(zip(evals, proxies, strict=True))]
+    flat = [view(i, e, 1.0 + 0.01 * (i % 2)) for i, e in enumerate(evals)]
+    assert alarms(short, rising)[-1] and not any(alarms(plain, rising))
+    assert not any(alarms(short, flat))
+    assert "shortfall=3/3" in short.name and "shortfall" not in plain.name
+
+
+@pytest.mark.parametrize("spacing", [1, 4])
+def test_sig15_persistence_is_a_share_of_the_steps(spacing: int) -> None:
+    """SIG-15: with persist p the detector fires at the first valid evaluation whose step lies
+    at least p times that step after the last evaluation where the rule did not hold; p = 0 is
+    the rule itself and its name has no persist."""
+    ys = [0.1 * i for i in range(8)] + [0.1 - 0.05 * i for i in range(12)]
+    views = [
+        attrs.evolve(view(i, y, 1.0 + 0.1 * i), step=spacing * (i + 1)) for i, y in enumerate(ys)
+    ]
+    plain = DivergenceDetector(z=1.25, side_z=1.0, growth=0.0, stall=0.0, persist=0.0)
+    held = attrs.evolve(plain, persist=0.2)
+    assert "persist" not in plain.name and "persist=0.2" in held.name
+    first = alarms(plain, views).index(True)
+    states = fold(plain, views)
+    ok = [
+        i
+        for i in range(first, len(views))
+        if views[i].step - views[first - 1].step >= 0.2 * views[i].step
+        and all(
+            plain._fires(s.eval, s.side, s.at_peak, s.at_peak_weight) for s in states[first : i + 1]
+        )
+    ]
+    assert alarms(held, views).index(True) == ok[0] > first
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
+        {"shortfall": -1.0},
+        {"persist": math.inf},
         {"stall": -0.1},
         {"stall_gain_z": -1.0},
         {"stall_z": math.nan},

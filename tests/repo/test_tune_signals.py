@@ -9,20 +9,26 @@ import re
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+import attrs
+
+from evalstop.core.divergence import DivergenceDetector
 from evalstop.core.registry import DEV_PICK, make_detector
 from evalstop.core.regret import RegretSummary
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "docs" / "scripts" / "tune_signals.py"
 OUT = SCRIPT.with_suffix(".out")
+DEFAULT_SCRIPT = ROOT / "docs" / "scripts" / "tune_default.py"
+DEFAULT_OUT = DEFAULT_SCRIPT.with_suffix(".out")
 
 
-def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tune_signals", SCRIPT)
+def script(path: Path = SCRIPT, name: str = "tune_signals") -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["tune_signals"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -35,14 +41,49 @@ def summary(recall: float, harmful: float, floored: float) -> RegretSummary:
 
 
 def test_sig9_the_code_defaults_are_the_ones_the_script_chose() -> None:
-    """SIG-9: each `chosen NAME: DETECTOR` line of the committed output names the registry's
-    default of NAME, and `chosen default:` names DEV_PICK's (the candidate SIG-11 guards)."""
+    """SIG-9: each `chosen NAME: DETECTOR` line of tune_signals.py's committed output names the
+    registry's default of NAME for ewma, kl-budget and bocpd; since issue 26's fourth round
+    divergence's default and DEV_PICK's (the candidate SIG-11 guards) are those of
+    tune_default.py's committed output (`chosen divergence:`, `chosen pick:`)."""
     text = OUT.read_text(encoding="utf-8")
     chosen = dict(re.findall(r"^chosen ([a-z-]+): (.+)$", text, flags=re.MULTILINE))
     assert set(chosen) == {"ewma", "divergence", "kl-budget", "bocpd", "default"}
-    for name in ("ewma", "divergence", "kl-budget", "bocpd"):
+    for name in ("ewma", "kl-budget", "bocpd"):
         assert make_detector(name).name == chosen[name]
-    assert make_detector(DEV_PICK).name == chosen["default"]
+    text = DEFAULT_OUT.read_text(encoding="utf-8")
+    chosen = dict(re.findall(r"^chosen ([a-z-]+): (.+)$", text, flags=re.MULTILINE))
+    assert set(chosen) == {"divergence", "pick"}
+    assert make_detector("divergence").name == chosen["divergence"]
+    assert make_detector(DEV_PICK).name == chosen["pick"]
+
+
+def test_sig9_tune_default_rule_and_data() -> None:
+    """SIG-9: (fourth round) a point that meets the goal with margins at every density wins
+    over any that does not, the lowest mean floored regret among such; with none, the largest
+    worst slack, ties within 0.5 points to the lower floored regret; the script reads the dev
+    split only, tunes on seeds 0-2999 and never names the test split; its grid pins every
+    field it does not vary."""
+    module = script(DEFAULT_SCRIPT, "tune_default")
+    met = {10: summary(0.93, 0.03, 0.04), 20: summary(0.95, 0.02, 0.044)}
+    short = {10: summary(0.99, 0.0, 0.01), 20: summary(0.91, 0.0, 0.01)}
+    assert module.with_margin(met) and not module.with_margin(short)
+    assert math.isclose(module.slack(short), 1.0)
+    a: Any = (make_detector("ewma"), met, [])
+    b: Any = (make_detector("bocpd"), short, [])
+    assert module.choose([b, a]) is a
+    c: Any = (make_detector("kl-budget"), {10: summary(0.89, 0.0, 0.01)}, [])
+    d: Any = (make_detector("never"), {10: summary(0.887, 0.0, 0.005)}, [])
+    e: Any = (make_detector("stopat"), {10: summary(0.95, 0.07, 0.005)}, [])
+    assert module.choose([c, d, e]) is d  # within 0.5 points of c's slack, lower regret
+    source = DEFAULT_SCRIPT.read_text(encoding="utf-8")
+    assert module.SPLIT == "dev" and module.TUNING == 3000
+    assert not re.search(r"""["']test["']|1_?000_?000""", source)
+    every = {f.name for f in attrs.fields(DivergenceDetector)}
+    assert set(module.FIXED) | {"z", "side_z"} == every
+    assert module.PREVIOUS.name == (
+        "divergence(z=1.25,side_z=2,fallback_z=3,signal=proxy_reward,memory=0.3,warmup=5,"
+        "stall=0.1/4/0.5)"
+    )
 
 
 def test_sig9_the_rule_and_the_data() -> None:
@@ -50,9 +91,12 @@ def test_sig9_the_rule_and_the_data() -> None:
     within a point go to the lower floored regret; with none admissible, the lowest highest
     harmful rate; the script reads the dev split and never names the test split."""
     module = script()
-    a = (make_detector("ewma"), {10: summary(0.9, 0.01, 0.2), 20: summary(0.9, 0.06, 0.2)})
-    b = (make_detector("bocpd"), {10: summary(0.8, 0.01, 0.1), 20: summary(0.8, 0.02, 0.1)})
-    c = (make_detector("kl-budget"), {10: summary(0.805, 0.0, 0.05), 20: summary(0.8, 0.0, 0.05)})
+    a: Any = (make_detector("ewma"), {10: summary(0.9, 0.01, 0.2), 20: summary(0.9, 0.06, 0.2)})
+    b: Any = (make_detector("bocpd"), {10: summary(0.8, 0.01, 0.1), 20: summary(0.8, 0.02, 0.1)})
+    c: Any = (
+        make_detector("kl-budget"),
+        {10: summary(0.805, 0.0, 0.05), 20: summary(0.8, 0.0, 0.05)},
+    )
     assert module.choose([a, b]) is b
     assert module.choose([a, b, c]) is c
     assert module.choose([a]) is a

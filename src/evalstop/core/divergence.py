@@ -26,6 +26,11 @@ With ``growth`` g > 0 the eval thresholds grow with the evaluations seen, by
 is looked at more often, and a fixed threshold stops more healthy runs on noise the more looks
 it gets. The count is what the detector has seen, never the run's planned evaluations.
 
+With ``shortfall`` k > 0 it also fires when the eval lies below what its gain per side gain
+up to its peak predicts for the side's rise since, by more than k noise units (``SIG-14``).
+With ``persist`` p > 0 it fires only once the rule has held over a share p of the steps elapsed
+(``SIG-15``): a share of the training, not a count of looks.
+
 A stream with no side signal (no finite value of it yet) is judged by the second clause alone:
 the documented eval-only fallback, which :meth:`DivergenceDetector.uses_fallback` reports and
 the entry points print. The kept checkpoint is the noise-aware level keep (``NAD-10``).
@@ -103,6 +108,8 @@ class DivergenceState:
             level when the side signal started after it (None before any side value).
         at_peak_weight: the side level's weight then.
         alarm: whether the rule has fired (it latches).
+        since: the step of the last valid evaluation before the rule began to hold, None
+            while it does not (``SIG-15``).
     """
 
     eval: NoiseState = attrs.field(factory=NoiseState)
@@ -181,14 +188,19 @@ class DivergenceDetector:
         stall_gain_z: the eval level's rise from its start to its peak, in noise units, that
             the stall clause needs (the run must have improved clearly before it stalled).
         stall_z: the eval drop below its peak, in noise-aware units, the stall clause needs.
+        shortfall: the eval's shortfall from what its gain per side gain predicts, in
+            noise-aware units, that fires (``SIG-14``; 0: no shortfall clause).
+        persist: the share of the steps elapsed over which the rule must have held before it
+            fires (``SIG-15``; 0: at once).
 
-    The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
-    split only (``SIG-9``; re-chosen on the gym's second distribution, ``GYM-5``).
+    The defaults were chosen on the gym's development split only (``SIG-9``): by
+    ``docs/scripts/tune_signals.py``, then on the gym's second distribution (``GYM-5``) by
+    ``docs/scripts/tune_default.py`` on 3,000 dev runs.
 
     Raises:
         ValueError: a non-positive ``z`` or ``memory``, a negative ``side_z``, ``fallback_z``
             below ``z``, an unknown ``signal``, a negative ``warmup_evals``, ``growth``,
-            ``stall``, ``stall_gain_z`` or ``stall_z``.
+            ``stall``, ``stall_gain_z``, ``stall_z``, ``shortfall`` or ``persist``.
     """
 
     z: float = attrs.field(default=1.25, validator=_positive)
@@ -197,12 +209,12 @@ class DivergenceDetector:
     signal: str = attrs.field(default="proxy_reward", validator=_signal)
     memory: float = attrs.field(default=0.3, validator=_positive)
     warmup_evals: int = attrs.field(default=5, validator=_count)
-    growth: float = attrs.field(default=0.0, validator=_non_negative)
+    growth: float = attrs.field(default=0.25, validator=_non_negative)
     stall: float = attrs.field(default=0.1, validator=_non_negative)
     stall_gain_z: float = attrs.field(default=4.0, validator=_non_negative)
-    stall_z: float = attrs.field(default=0.5, validator=_non_negative)
+    stall_z: float = attrs.field(default=0.0, validator=_non_negative)
     shortfall: float = attrs.field(default=0.0, validator=_non_negative)
-    persist: float = attrs.field(default=0.0, validator=_non_negative)
+    persist: float = attrs.field(default=0.1, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.fallback_z < self.z:
