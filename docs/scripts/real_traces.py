@@ -248,10 +248,11 @@ paper's rule, and the reproduction measures it. The `Monitor`, `watch`, `replay`
 adapters take one default from the registry (`SIG-11`, `MON-13`): `noise-aware`, because on
 curves like these k = 2 stops healthy runs on their noise, and on the supervised curves below
 it stops every one of them while they still climb. `divergence`, the default the gym's dev
-split picks (`SIG-9`; since issue 26's third session it reads the proxy and has a stall
-clause, `SIG-13`), is not the default: it is no worse than `noise-aware` on these curves
-(`SIG-11`'s guard passes), but it does not meet issue 26's goal on the gym's test split
-(`docs/gym-track.md`), which `SIG-11` also asks of a new default.
+split picks (`SIG-9`; it reads the proxy and has a stall clause, `SIG-13`; since issue 26's
+fourth round its thresholds grow with the looks and its rule must hold over a tenth of the
+steps, `SIG-12`, `SIG-15`), is not the default: at these defaults it makes one harmful stop on
+the healthy curves below, which `noise-aware` does not, so `SIG-11`'s guard fails, and it does
+not meet issue 26's goal on the gym's test split (`docs/gym-track.md`) either.
 """
 
 _CELLS = (
