@@ -2,10 +2,10 @@
 paired tests, and the goals of the default detector (spec ``SCB-9``, ``SCB-10``, ``SIG-9``).
 
 Run ``python docs/scripts/gym_track_page.py`` after the defaults are committed
-(``docs/scripts/tune_signals.py``, ``docs/scripts/tune_default.py``); it reads the gym's dev split only to pick each eval-only
-family's operating point at the default's harmful-stop rate (the comparison at matched
-harmful rate), then scores everything on the test split, the shipped corpus and the supervised
-curves. Nothing here chooses a default.
+(``docs/scripts/tune_signals.py``, ``docs/scripts/tune_default.py``); it reads the gym's dev
+split only to pick each eval-only family's operating point at the default's harmful-stop
+rate (the comparison at matched harmful rate), then scores everything on the test split, the
+shipped corpus and the supervised curves. Nothing here chooses a default.
 """
 
 from __future__ import annotations
