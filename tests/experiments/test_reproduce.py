@@ -36,15 +36,16 @@ from evalstop.experiments.paper.plan import (
     reads_eval_scores,
 )
 from evalstop.experiments.paper.results import Results, build_results, results_json
-from evalstop.experiments.paper.runner import run_audits, run_group, run_plan
+from evalstop.experiments.paper.runner import Drawn, run_audits, run_group, run_plan
 from evalstop.experiments.paper.stats import estimate
 
 SMALL = Settings(seeds=2, jobs=40, gpus=16)
 
 
 def _build(settings: Settings, workers: int = 1) -> Results:
-    figures = run_plan(settings, plan(settings), workers=workers)
-    return build_results(settings, figures, run_audits(settings))
+    drawn: Drawn = {}
+    figures = run_plan(settings, plan(settings), workers=workers, drawn=drawn)
+    return build_results(settings, figures, run_audits(settings, drawn))
 
 
 @pytest.fixture(scope="module")
@@ -314,3 +315,34 @@ def test_rep4_out_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     target.write_text("x")
     assert main(["reproduce", "--out", str(target)]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rep13_the_audit_reads_the_workloads_the_plan_drew(
+    workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """REP-13, REP-2: the audit of the default workloads the plan's groups drew draws none
+    again, and equals run_audits drawing its own; the figures are unchanged."""
+    settings = Settings(seeds=2, jobs=60, gpus=16)
+    sims = plan(settings)
+    alone = (run_plan(settings, sims), run_audits(settings))
+    redrawn: list[object] = []
+    draw = runner._workload
+
+    def counted(*args: Any) -> Any:
+        redrawn.append(args)
+        return draw(*args)
+
+    monkeypatch.setattr(runner, "_workload", counted)
+    drawn: Drawn = {}
+    figures = run_plan(settings, sims, workers=workers, drawn=drawn)
+    assert sorted(drawn) == [(w, seed) for w in ("calibrated", "paper") for seed in (0, 1)]
+    audits = run_audits(settings, drawn)
+    assert redrawn == []
+    assert repr(audits) == repr(alone[1]) and repr(figures) == repr(alone[0])
+    few = attrs.evolve(settings, worlds=("paper",))  # a plan without the audited family
+    drawn = {}
+    run_plan(few, [s for s in plan(few) if s.hacking_share != few.hacking_share], drawn=drawn)
+    assert drawn == {}
+    assert repr(run_audits(few, drawn)) == repr({"paper": alone[1]["paper"]})
+    assert len(redrawn) == few.seeds

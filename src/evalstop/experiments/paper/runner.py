@@ -34,10 +34,13 @@ from evalstop.sim.workload import generate_noise_sweep
 __all__ = [
     "LEARNED_SEEDS",
     "MAX_WORKERS_PER_CPU",
+    "Drawn",
     "Figures",
+    "GroupRun",
     "default_workers",
     "max_workers",
     "run_audits",
+    "run_family",
     "run_group",
     "run_plan",
 ]
@@ -64,6 +67,9 @@ class Figures:
 
 Group = tuple[Settings, tuple[Sim, ...]]
 
+Drawn = dict[tuple[str, int], tuple[Job, ...]]
+"""Default workloads drawn by the plan's groups, by (world, seed) (``REP-13``)."""
+
 
 MAX_WORKERS_PER_CPU = 4
 """Most local workers per CPU (spec ``REP-9``): a safety bound, not a tuned figure."""
@@ -79,20 +85,51 @@ def max_workers() -> int:
     return MAX_WORKERS_PER_CPU * default_workers()
 
 
+@attrs.frozen(slots=True)
+class GroupRun:
+    """What one workload group gives back (spec ``REP-13``).
+
+    Attributes:
+        figures: each simulation of the group with its figures, in the group's order.
+        audited: the family's jobs at its world's sigma when the leakage audit reads that
+            workload (the world's default family: the settings' hacking share and the world's
+            density), else None.
+    """
+
+    figures: tuple[tuple[Sim, Figures], ...]
+    audited: tuple[Job, ...] | None = None
+
+
 def run_group(group: Group) -> list[tuple[Sim, Figures]]:
     """Draw one workload family (its noise levels together) and run every system of the
     group on its noise level's workload, with the cyclic collector paused (spec ``REP-11``).
     """
+    return list(run_family(group).figures)
+
+
+def run_family(group: Group) -> GroupRun:
+    """:func:`run_group`'s figures, and the family's jobs the leakage audit reads, if any
+    (``REP-13``)."""
     with paused(True):
         return _run_group(group)
 
 
-def _run_group(group: Group) -> list[tuple[Sim, Figures]]:
+def _audit_sim(settings: Settings, world: str, seed: int) -> Sim:
+    """A simulation on the workload the leakage audit of ``world`` reads for ``seed``: the
+    world's default family at its sigma (LEAK-3)."""
+    return Sim.at(settings, world, seed, "srtf-est")
+
+
+def _run_group(group: Group) -> GroupRun:
     settings, sims = group
     firsts: dict[float, Sim] = {}  # the first sim of each noise level
     for sim in sims:
         firsts.setdefault(sim.noise, sim)
     workloads = dict(zip(firsts, _workloads(settings, tuple(firsts.values())), strict=True))
+    audit = _audit_sim(settings, sims[0].world, sims[0].seed)
+    audited = None
+    if _family(audit) == _family(sims[0]) and audit.noise in workloads:
+        audited = workloads[audit.noise][0]
     out: list[tuple[Sim, Figures]] = []
     blind: dict[tuple[str, int], tuple[Result, dict[int, JobOutcome]]] = {}
     for sim in sims:
@@ -123,7 +160,7 @@ def _run_group(group: Group) -> list[tuple[Sim, Figures]]:
             delay_gpu_hours=detection.delay_gpu_hours,
         )
         out.append((sim, figures))
-    return out
+    return GroupRun(tuple(out), audited)
 
 
 def _rule(sim: Sim) -> AttachRule:
@@ -159,12 +196,14 @@ def _workloads(
     return out
 
 
-def _groups(settings: Settings, sims: Sequence[Sim]) -> list[Group]:
-    def family_of(sim: Sim) -> tuple[str, float, int, int]:
-        return (sim.world, sim.hacking_share, sim.evals, sim.seed)
+def _family(sim: Sim) -> tuple[str, float, int, int]:
+    """The workload family of ``sim``: world, hacking share, density and seed (WRK-8)."""
+    return (sim.world, sim.hacking_share, sim.evals, sim.seed)
 
-    ordered = sorted(sims, key=lambda sim: (family_of(sim), sim))
-    return [(settings, tuple(members)) for _, members in itertools.groupby(ordered, key=family_of)]
+
+def _groups(settings: Settings, sims: Sequence[Sim]) -> list[Group]:
+    ordered = sorted(sims, key=lambda sim: (_family(sim), sim))
+    return [(settings, tuple(members)) for _, members in itertools.groupby(ordered, key=_family)]
 
 
 def run_plan(
@@ -174,31 +213,53 @@ def run_plan(
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
     backend: Backend | None = None,
+    drawn: Drawn | None = None,
 ) -> dict[Sim, Figures]:
     """Figures of every simulation in ``sims``; ``progress(done, total)`` after each group.
 
     ``backend`` runs the groups elsewhere (e.g. a
     :class:`~evalstop.experiments.paper.ray_backend.RayBackend`, spec ``RAY-1``) instead of in
-    ``workers`` local processes.
+    ``workers`` local processes. ``drawn``, when given, receives the default workloads the
+    groups drew, for :func:`run_audits` (spec ``REP-13``).
     """
+    figures, workloads = _run_groups(settings, sims, workers, progress, backend)
+    if drawn is not None:
+        drawn.update(workloads)
+    return figures
+
+
+def _run_groups(
+    settings: Settings,
+    sims: Sequence[Sim],
+    workers: int,
+    progress: Callable[[int, int], None] | None,
+    backend: Backend | None,
+) -> tuple[dict[Sim, Figures], Drawn]:
+    """Every group's figures, in plan order, and the default workloads the groups drew."""
     groups = _groups(settings, sims)
     total = len(groups)
     figures: dict[Sim, Figures] = {}
+    drawn: Drawn = {}
+
+    def take(done: int, run: GroupRun) -> None:
+        figures.update(run.figures)
+        if run.audited is not None:
+            first = run.figures[0][0]
+            drawn[first.world, first.seed] = run.audited
+        if progress is not None:
+            progress(done, total)
+
     if backend is not None:
-        with contextlib.closing(backend.imap(run_group, groups)) as remote:
-            for done, pairs in enumerate(remote, start=1):
-                figures.update(pairs)
-                if progress is not None:
-                    progress(done, total)
-        return {sim: figures[sim] for sim in sims}
+        with contextlib.closing(backend.imap(run_family, groups)) as remote:
+            for done, run in enumerate(remote, start=1):
+                take(done, run)
+        return {sim: figures[sim] for sim in sims}, drawn
     pool = None if workers <= 1 else multiprocessing.Pool(workers, initializer=_worker_signals)
-    results: Iterator[list[tuple[Sim, Figures]]]
-    results = map(run_group, groups) if pool is None else pool.imap(run_group, groups)
+    results: Iterator[GroupRun]
+    results = map(run_family, groups) if pool is None else pool.imap(run_family, groups)
     try:
-        for done, pairs in enumerate(results, start=1):
-            figures.update(pairs)
-            if progress is not None:
-                progress(done, total)
+        for done, run in enumerate(results, start=1):
+            take(done, run)
     except BaseException:
         if pool is not None:  # an error or an interrupt: no worker outlives the run
             pool.terminate()
@@ -207,7 +268,7 @@ def run_plan(
     if pool is not None:
         pool.close()
         pool.join()
-    return {sim: figures[sim] for sim in sims}
+    return {sim: figures[sim] for sim in sims}, drawn
 
 
 LEARNED_SEEDS = 3
@@ -215,14 +276,18 @@ LEARNED_SEEDS = 3
 run's size, as the LEAK-3 test): enough for a 10% margin, and a tenth of the CPU of 10 seeds."""
 
 
-def run_audits(settings: Settings) -> dict[str, Leakage]:
+def run_audits(settings: Settings, drawn: Drawn | None = None) -> dict[str, Leakage]:
     """The leakage audit of each world, over its default workloads of every seed (LEAK-3), its
-    learned predictors over the first :data:`LEARNED_SEEDS` of them (LEAK-4)."""
+    learned predictors over the first :data:`LEARNED_SEEDS` of them (LEAK-4); a workload in
+    ``drawn`` (by world and seed) is read from there instead of drawn again (REP-13)."""
+    drawn = {} if drawn is None else drawn
     out: dict[str, Leakage] = {}
     for world in settings.worlds:
-        sim = Sim.at(settings, world, 0, "srtf-est")
         per_seed = [
-            _workload(settings, attrs.evolve(sim, seed=seed))[0] for seed in range(settings.seeds)
+            drawn[world, seed]
+            if (world, seed) in drawn
+            else _workload(settings, _audit_sim(settings, world, seed))[0]
+            for seed in range(settings.seeds)
         ]
         jobs = [job for workload in per_seed for job in workload]
         learned = [job for workload in per_seed[:LEARNED_SEEDS] for job in workload]
