@@ -32,6 +32,7 @@ from evalstop.experiments.paper.plan import (
     Settings,
     Sim,
     decides_on_eval_scores,
+    detection_only,
     plan,
     reads_eval_scores,
 )
@@ -346,3 +347,33 @@ def test_rep13_the_audit_reads_the_workloads_the_plan_drew(
     assert drawn == {}
     assert repr(run_audits(few, drawn)) == repr({"paper": alone[1]["paper"]})
     assert len(redrawn) == few.seeds
+
+
+def test_rep14_density_cells_folded_equal_simulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REP-14, REP-8: the plan folds exactly the density-sweep cells (EvalStop at 20 and 40
+    evaluations, paper world), their platform figures are NaN, their detection figures those of
+    the simulation (the means over jobs to 1e-12), and results.json is the same as when every
+    cell is simulated."""
+    settings = Settings(seeds=2, jobs=80, gpus=16, worlds=("paper",))
+    sims = plan(settings)
+    folded = [sim for sim in sims if detection_only(sim)]
+    assert {(sim.system, sim.evals) for sim in folded} == {
+        ("evalstop+srtf-est", evals) for evals in DENSITIES if evals != 10
+    }
+    assert not any(detection_only(s) for s in plan(attrs.evolve(settings, worlds=("calibrated",))))
+    figures = run_plan(settings, sims)
+    monkeypatch.setattr(runner, "detection_only", lambda sim: False)
+    simulated = run_plan(settings, sims)
+    platform = ("jct_mean", "jct_p95", "wasted_gpu_time", "rlhf_gpu_time", "utilization")
+    means = ("quality_retained_rlhf", "delay_gpu_hours")
+    for sim in folded:
+        mine, theirs = attrs.asdict(figures[sim]), attrs.asdict(simulated[sim])
+        assert all(math.isnan(mine.pop(name)) for name in platform)
+        for name in means:
+            np.testing.assert_allclose(mine.pop(name), theirs.pop(name), rtol=1e-12)
+        np.testing.assert_equal(mine, {k: v for k, v in theirs.items() if k not in platform})
+    assert sum(figures[sim].stopped for sim in folded) > 0
+    assert all(repr(figures[s]) == repr(simulated[s]) for s in sims if not detection_only(s))
+    audits = run_audits(settings)
+    one = json.dumps(results_json(build_results(settings, figures, audits)))
+    assert one == json.dumps(results_json(build_results(settings, simulated, audits)))

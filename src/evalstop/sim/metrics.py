@@ -19,12 +19,15 @@ from evalstop.engine.log import KIND_CODES, EventLog, LogColumns, LogKind
 from evalstop.sim.run import Result
 
 __all__ = [
+    "FoldedOutcome",
     "JctStats",
     "JobOutcome",
     "SystemMetrics",
     "jct_stats",
     "job_outcomes",
     "kept_at",
+    "mean_retained",
+    "retained",
     "system_metrics",
 ]
 
@@ -73,6 +76,35 @@ class JobOutcome:
     evals_seen: int
 
 
+@attrs.frozen(slots=True)
+class FoldedOutcome:
+    """What EvalStop with one detector does to one job, from the job's reports alone
+    (:func:`~evalstop.sim.detection.folded_outcomes`, ``DQ-4``): the fields of a
+    :class:`JobOutcome` that no schedule changes.
+
+    Attributes:
+        job_id: the job's id.
+        kind: its kind.
+        gpus: the GPUs it holds while running.
+        hacking: its hidden label.
+        stopped: True when the detector stopped it before its end.
+        service: seconds of progress made (to the stopping report, or the whole run).
+        evals_seen: checkpoints it reported before it ended.
+        kept_index: 0-based checkpoint it ends with (MET-6).
+        quality_retained: its true quality over the peak checkpoint's (MET-6).
+    """
+
+    job_id: JobId
+    kind: JobKind
+    gpus: int
+    hacking: bool
+    stopped: bool
+    service: int
+    evals_seen: int
+    kept_index: int
+    quality_retained: float
+
+
 def _kept_index(job: Job, saved_step: int | None, evals: int) -> int:
     if saved_step is None:
         return evals - 1
@@ -108,7 +140,9 @@ def _facts(jobs: tuple[Job, ...]) -> _Facts:
     return facts
 
 
-def _retained(job: Job, kept: int, peak: float) -> float:
+def retained(job: Job, kept: int, peak: float) -> float:
+    """The true quality of ``job``'s checkpoint ``kept`` (0-based; -1: none kept, 0) over
+    ``peak``, its peak checkpoint's (MET-6; NaN when the peak is not positive)."""
     if kept < 0 or peak <= 0:
         return 0.0 if kept < 0 else math.nan
     return float(job.truth.quality[kept]) / peak
@@ -210,7 +244,7 @@ def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
             gpu_time.get(job_id, 0),
             spec.gpus * max(0, service - peak_service),
             kept,
-            _retained(job, kept, peak),
+            retained(job, kept, peak),
             reason,
             done,
         )
@@ -244,7 +278,7 @@ def kept_at(outcomes: Iterable[JobOutcome], jobs: dict[JobId, Job]) -> dict[JobI
             if kept != outcome.kept_index:
                 peak = float(job.truth.quality.max())
                 out[outcome.job_id] = attrs.evolve(
-                    outcome, kept_index=kept, quality_retained=_retained(job, kept, peak)
+                    outcome, kept_index=kept, quality_retained=retained(job, kept, peak)
                 )
     return out
 
@@ -315,6 +349,13 @@ class SystemMetrics:
     rlhf_gpu_time: int
 
 
+def mean_retained(outcomes: Iterable[JobOutcome | FoldedOutcome]) -> float:
+    """The mean quality retained by the RLHF jobs among ``outcomes`` (MET-6), in their order;
+    NaN without RLHF jobs."""
+    rlhf = [o.quality_retained for o in outcomes if o.kind is JobKind.RLHF]
+    return float(np.mean(rlhf)) if rlhf else math.nan
+
+
 def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None) -> SystemMetrics:
     """Aggregate the outcomes of ``result``.
 
@@ -335,7 +376,6 @@ def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None)
     makespan = max(o.end for o in done) - first_submit
     gpu_time = sum(o.gpu_time for o in done)
     capacity = result.cluster.gpus * makespan
-    rlhf = [o.quality_retained for o in done if o.kind is JobKind.RLHF]
     return SystemMetrics(
         policy=result.policy,
         jobs=len(done),
@@ -350,7 +390,7 @@ def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None)
         utilization=gpu_time / capacity if capacity > 0 else 0.0,
         gpu_time=gpu_time,
         wasted_gpu_time=sum(o.wasted_gpu_time for o in done),
-        quality_retained_rlhf=float(np.mean(rlhf)) if rlhf else math.nan,
+        quality_retained_rlhf=mean_retained(done),
         stopped=sum(o.stopped for o in done),
         rlhf_gpu_time=sum(o.gpu_time for o in done if o.kind is JobKind.RLHF),
     )

@@ -36,6 +36,7 @@ __all__ = [
     "Settings",
     "Sim",
     "decides_on_eval_scores",
+    "detection_only",
     "plan",
     "reads_eval_scores",
     "world_plan",
@@ -151,6 +152,15 @@ def decides_on_eval_scores(system: str) -> bool:
         return False
     blind = detector == "lossplateau" or detector.startswith("stopat")
     return not blind or reads_eval_scores(base)
+
+
+def detection_only(sim: Sim) -> bool:
+    """True for a cell of the density sweep alone (REP-8, REP-14): a density other than its
+    world's, where the plan runs only a detector over a base alone, and the tables read
+    detection quality only. Its figures come from folding the detector over each job's
+    reports (DQ-4), as no schedule changes them."""
+    _, plus, base = sim.system.partition("+")
+    return bool(plus) and "+" not in base and sim.evals != world_named(sim.world).rlhf_evals
 
 
 def _system(detector: str, base: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import multiprocessing
 import os
 import signal
@@ -22,11 +23,16 @@ from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.engine.collector import paused
 from evalstop.experiments.leakage import Leakage, audit
-from evalstop.experiments.paper.plan import Settings, Sim, decides_on_eval_scores
+from evalstop.experiments.paper.plan import (
+    Settings,
+    Sim,
+    decides_on_eval_scores,
+    detection_only,
+)
 from evalstop.experiments.paper.ray_backend import Backend
 from evalstop.sim.attach import AttachRule
-from evalstop.sim.detection import detection_metrics
-from evalstop.sim.metrics import JobOutcome, job_outcomes, kept_at, system_metrics
+from evalstop.sim.detection import DetectionMetrics, detection_metrics, folded_outcomes
+from evalstop.sim.metrics import JobOutcome, job_outcomes, kept_at, mean_retained, system_metrics
 from evalstop.sim.philly import trace_workload
 from evalstop.sim.run import Cluster, Result, simulate
 from evalstop.sim.workload import generate_noise_sweep
@@ -134,6 +140,9 @@ def _run_group(group: Group) -> GroupRun:
     blind: dict[tuple[str, int], tuple[Result, dict[int, JobOutcome]]] = {}
     for sim in sims:
         workload, cluster, jobs = workloads[sim.noise]
+        if detection_only(sim):  # no schedule changes its figures (REP-14)
+            out.append((sim, _folded_figures(sim, workload, jobs)))
+            continue
         run = blind.get((sim.system, sim.k))
         if run is not None:  # the same decisions at another sigma: re-keep only (REP-12)
             result, outcomes = run[0], kept_at(run[1].values(), jobs)
@@ -143,24 +152,49 @@ def _run_group(group: Group) -> GroupRun:
             if not decides_on_eval_scores(sim.system):
                 blind[sim.system, sim.k] = (result, outcomes)
         system = system_metrics(result, list(outcomes.values()))
-        detection = detection_metrics(outcomes.values(), jobs)
-        figures = Figures(
-            jct_mean=system.jct.mean,
-            jct_p95=system.jct.p95,
-            wasted_gpu_time=float(system.wasted_gpu_time),
-            rlhf_gpu_time=float(system.rlhf_gpu_time),
-            utilization=system.utilization,
-            quality_retained_rlhf=system.quality_retained_rlhf,
-            stopped=float(system.stopped),
-            precision=detection.precision,
-            recall=detection.recall,
-            fpr=detection.fpr,
-            f1=detection.f1,
-            delay_evals=detection.delay_evals,
-            delay_gpu_hours=detection.delay_gpu_hours,
+        platform = (
+            system.jct.mean,
+            system.jct.p95,
+            float(system.wasted_gpu_time),
+            float(system.rlhf_gpu_time),
+            system.utilization,
         )
+        detection = detection_metrics(outcomes.values(), jobs)
+        figures = _figures(platform, system.quality_retained_rlhf, system.stopped, detection)
         out.append((sim, figures))
     return GroupRun(tuple(out), audited)
+
+
+def _figures(
+    platform: tuple[float, float, float, float, float],
+    retained: float,
+    stopped: int,
+    detection: DetectionMetrics,
+) -> Figures:
+    """The figures of a simulation: ``platform`` (JCT mean and p95, wasted and RLHF GPU-time,
+    utilisation), the RLHF quality retained, the jobs stopped and the detection metrics."""
+    return Figures(
+        *platform,
+        retained,
+        float(stopped),
+        detection.precision,
+        detection.recall,
+        detection.fpr,
+        detection.f1,
+        detection.delay_evals,
+        detection.delay_gpu_hours,
+    )
+
+
+def _folded_figures(sim: Sim, workload: tuple[Job, ...], jobs: dict[int, Job]) -> Figures:
+    """The detection figures of ``sim``'s system on ``workload`` from its detector folded
+    over each RLHF job's reports (DQ-4, REP-14); the platform figures, which need a
+    schedule, are NaN."""
+    (detector,) = make_policy(sim.system, k=sim.k).detectors
+    outcomes = folded_outcomes(detector, workload)
+    stopped = sum(o.stopped for o in outcomes)
+    detection = detection_metrics(outcomes, jobs)
+    return _figures((math.nan,) * 5, mean_retained(outcomes), stopped, detection)
 
 
 def _rule(sim: Sim) -> AttachRule:
