@@ -15,6 +15,7 @@ import pytest
 
 from evalstop.cli import main
 from evalstop.core.errors import UnknownNameError
+from evalstop.core.registry import make_policy
 from evalstop.experiments import plotting
 from evalstop.experiments.grid import (
     BASE_RATES,
@@ -31,6 +32,7 @@ from evalstop.experiments.paper.plan import (
     MAIN_SYSTEMS,
     Settings,
     Sim,
+    decides_on_curves,
     decides_on_eval_scores,
     detection_only,
     plan,
@@ -39,6 +41,7 @@ from evalstop.experiments.paper.plan import (
 from evalstop.experiments.paper.results import Results, build_results, results_json
 from evalstop.experiments.paper.runner import Drawn, run_audits, run_group, run_plan
 from evalstop.experiments.paper.stats import estimate
+from evalstop.sim.run import simulate
 
 SMALL = Settings(seeds=2, jobs=40, gpus=16)
 
@@ -141,13 +144,13 @@ def test_rep11_a_group_runs_with_the_collector_paused(monkeypatch: pytest.Monkey
 
         return spied
 
-    for name in ("generate_noise_sweep", "simulate", "job_outcomes"):
+    for name in ("generate_sweep", "simulate", "job_outcomes"):
         monkeypatch.setattr(runner, name, spy(name, getattr(runner, name)))
     settings = Settings(seeds=1, jobs=30, gpus=16)
     sim = Sim("paper", 0.02, 0.6, 10, 0, "lossplateau+srtf-est", 2)
     assert gc.isenabled()
     run_group((settings, (sim,)))
-    assert seen == [("generate_noise_sweep", False), ("simulate", False), ("job_outcomes", False)]
+    assert seen == [("generate_sweep", False), ("simulate", False), ("job_outcomes", False)]
     assert gc.isenabled()
     with pytest.raises(UnknownNameError):
         run_group((settings, (attrs.evolve(sim, system="no-such-system"),)))
@@ -377,3 +380,47 @@ def test_rep14_density_cells_folded_equal_simulated(monkeypatch: pytest.MonkeyPa
     audits = run_audits(settings)
     one = json.dumps(results_json(build_results(settings, figures, audits)))
     assert one == json.dumps(results_json(build_results(settings, simulated, audits)))
+
+
+def test_rep15_which_systems_decide_on_curves() -> None:
+    """REP-15: a base alone other than loss-aware, or stopat over one, reads no curve; an
+    EvalStop, lossplateau or noise-aware wrapper, or a loss-aware base, does."""
+    for system in ("srtf-est", "fifo", "las", "stopat-0.65+srtf-est", "stopat+sjf-est"):
+        assert not decides_on_curves(system), system
+    for system in ("loss-aware", "stopat+loss-aware", "evalstop+srtf-est", "lossplateau+fifo"):
+        assert decides_on_curves(system), system
+
+
+def test_rep15_a_group_across_shares_equals_its_simulations_one_by_one() -> None:
+    """REP-15, REP-12, REP-2: a group spans hacking shares and noise levels; every
+    simulation's figures (curve-blind systems simulated once, noise-blind ones once a share)
+    equal those of the simulation run alone, and the shares do change them."""
+    settings = Settings(seeds=1, jobs=60, gpus=16)
+    systems = ("srtf-est", "stopat-0.65+srtf-est", "lossplateau+srtf-est", "evalstop+las")
+    cells = [(0.2, 0.02), (0.6, 0.02), (0.6, 0.12), (0.8, 0.05)]
+    group = tuple(
+        sorted(
+            Sim("paper", sigma, share, 10, 0, system, 2)
+            for share, sigma in cells
+            for system in systems
+        )
+    )
+    simulated: list[str] = []
+
+    def counted(workload: Any, policy: Any, cluster: Any) -> Any:
+        simulated.append(policy.name)
+        return simulate(workload, policy, cluster)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "simulate", counted)
+        together = run_group((settings, group))
+    once = ["srtf-est", "stopat-0.65+srtf-est"]  # once a group; then once a share, a cell
+    expected = [*once, *["lossplateau+srtf-est"] * 3, *["evalstop+las"] * 4]
+    assert sorted(simulated) == sorted(make_policy(system).name for system in expected)
+    assert [sim for sim, _ in together] == list(group)
+    for sim, figures in together:
+        alone = run_group((settings, (sim,)))[0][1]
+        np.testing.assert_equal(attrs.astuple(figures), attrs.astuple(alone))
+    for system in systems[:2]:  # the shares change the figures: the check is not vacuous
+        wasted = {f.wasted_gpu_time for sim, f in together if sim.system == system}
+        assert len(wasted) > 1, system

@@ -1,10 +1,11 @@
 """Run the planned simulations, in a process pool, with the same answers for any pool size.
 
-Simulations are grouped by workload family (world, hacking share, planned evaluations, seed):
-the workloads of a family differ in eval noise only, so a group draws its jobs once and
-reports them at each of its noise levels (spec ``WRK-8``); groups are independent and pure,
-and their figures are put back in plan order, so the worker count changes the wall time only
-(spec ``REP-2``).
+Simulations are grouped by workload group (world, planned evaluations, seed): the workloads
+of a group differ in hacking share and eval noise only, so a group draws its jobs once and
+reports them at each share and noise level (spec ``WRK-8``), and a system whose decisions
+cannot differ between two of them is simulated once (``REP-12``, ``REP-15``); groups are
+independent and pure, and their figures are put back in plan order, so the worker count
+changes the wall time only (spec ``REP-2``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from evalstop.experiments.leakage import Leakage, audit
 from evalstop.experiments.paper.plan import (
     Settings,
     Sim,
+    decides_on_curves,
     decides_on_eval_scores,
     detection_only,
 )
@@ -35,7 +37,7 @@ from evalstop.sim.detection import DetectionMetrics, detection_metrics, folded_o
 from evalstop.sim.metrics import JobOutcome, job_outcomes, kept_at, mean_retained, system_metrics
 from evalstop.sim.philly import trace_workload
 from evalstop.sim.run import Cluster, Result, simulate
-from evalstop.sim.workload import generate_noise_sweep
+from evalstop.sim.workload import generate_sweep
 
 __all__ = [
     "LEARNED_SEEDS",
@@ -44,9 +46,9 @@ __all__ = [
     "Figures",
     "GroupRun",
     "default_workers",
+    "group_run",
     "max_workers",
     "run_audits",
-    "run_family",
     "run_group",
     "run_plan",
 ]
@@ -97,9 +99,9 @@ class GroupRun:
 
     Attributes:
         figures: each simulation of the group with its figures, in the group's order.
-        audited: the family's jobs at its world's sigma when the leakage audit reads that
-            workload (the world's default family: the settings' hacking share and the world's
-            density), else None.
+        audited: the group's jobs at the settings' hacking share and the world's sigma when
+            the leakage audit reads that workload (the group is at the world's density), else
+            None.
     """
 
     figures: tuple[tuple[Sim, Figures], ...]
@@ -107,14 +109,14 @@ class GroupRun:
 
 
 def run_group(group: Group) -> list[tuple[Sim, Figures]]:
-    """Draw one workload family (its noise levels together) and run every system of the
-    group on its noise level's workload, with the cyclic collector paused (spec ``REP-11``).
-    """
-    return list(run_family(group).figures)
+    """Draw one workload group (its hacking shares and noise levels together) and run every
+    system of the group on its share and noise level's workload, with the cyclic collector
+    paused (spec ``REP-11``)."""
+    return list(group_run(group).figures)
 
 
-def run_family(group: Group) -> GroupRun:
-    """:func:`run_group`'s figures, and the family's jobs the leakage audit reads, if any
+def group_run(group: Group) -> GroupRun:
+    """:func:`run_group`'s figures, and the group's jobs the leakage audit reads, if any
     (``REP-13``)."""
     with paused(True):
         return _run_group(group)
@@ -122,35 +124,28 @@ def run_family(group: Group) -> GroupRun:
 
 def _audit_sim(settings: Settings, world: str, seed: int) -> Sim:
     """A simulation on the workload the leakage audit of ``world`` reads for ``seed``: the
-    world's default family at its sigma (LEAK-3)."""
+    world's default workload (LEAK-3)."""
     return Sim.at(settings, world, seed, "srtf-est")
 
 
 def _run_group(group: Group) -> GroupRun:
     settings, sims = group
-    firsts: dict[float, Sim] = {}  # the first sim of each noise level
+    firsts: dict[tuple[float, float], Sim] = {}  # the first sim of each share and noise
     for sim in sims:
-        firsts.setdefault(sim.noise, sim)
+        firsts.setdefault((sim.hacking_share, sim.noise), sim)
     workloads = dict(zip(firsts, _workloads(settings, tuple(firsts.values())), strict=True))
     audit = _audit_sim(settings, sims[0].world, sims[0].seed)
     audited = None
-    if _family(audit) == _family(sims[0]) and audit.noise in workloads:
-        audited = workloads[audit.noise][0]
+    if _group_of(audit) == _group_of(sims[0]) and (audit.hacking_share, audit.noise) in workloads:
+        audited = workloads[audit.hacking_share, audit.noise][0]
     out: list[tuple[Sim, Figures]] = []
-    blind: dict[tuple[str, int], tuple[Result, dict[int, JobOutcome]]] = {}
+    runs: _Runs = {}
     for sim in sims:
-        workload, cluster, jobs = workloads[sim.noise]
+        workload, cluster, jobs = workloads[sim.hacking_share, sim.noise]
         if detection_only(sim):  # no schedule changes its figures (REP-14)
             out.append((sim, _folded_figures(sim, workload, jobs)))
             continue
-        run = blind.get((sim.system, sim.k))
-        if run is not None:  # the same decisions at another sigma: re-keep only (REP-12)
-            result, outcomes = run[0], kept_at(run[1].values(), jobs)
-        else:
-            result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
-            outcomes = job_outcomes(result)
-            if not decides_on_eval_scores(sim.system):
-                blind[sim.system, sim.k] = (result, outcomes)
+        result, outcomes = _outcomes(sim, (workload, cluster, jobs), runs)
         system = system_metrics(result, list(outcomes.values()))
         platform = (
             system.jct.mean,
@@ -163,6 +158,33 @@ def _run_group(group: Group) -> GroupRun:
         figures = _figures(platform, system.quality_retained_rlhf, system.stopped, detection)
         out.append((sim, figures))
     return GroupRun(tuple(out), audited)
+
+
+_Drawn = tuple[tuple[Job, ...], Cluster, dict[int, Job]]
+_Runs = dict[tuple[str, int, float | None], tuple[Result, dict[int, JobOutcome], float]]
+
+
+def _outcomes(sim: Sim, drawn: _Drawn, runs: _Runs) -> tuple[Result, dict[int, JobOutcome]]:
+    """``sim``'s run and its outcomes: simulated, or derived from the group's run of the same
+    system on another of its workloads when its decisions cannot differ there: at another
+    sigma for a system that decides on no eval score, re-kept (REP-12); at another hacking
+    share too for one that decides on no curve, its log read with this workload's jobs, then
+    re-kept (REP-15). ``runs`` keeps the group's runs that others derive from."""
+    workload, cluster, jobs = drawn
+    blind = not decides_on_eval_scores(sim.system)
+    key = (sim.system, sim.k, sim.hacking_share if decides_on_curves(sim.system) else None)
+    run = runs.get(key) if blind else None
+    if run is None:
+        result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
+        outcomes = job_outcomes(result)
+        if blind:
+            runs[key] = (result, outcomes, sim.hacking_share)
+        return result, outcomes
+    result, outcomes, share = run
+    if share != sim.hacking_share:  # other truths and labels, the same log (REP-15)
+        result = attrs.evolve(result, jobs=workload)
+        outcomes = job_outcomes(result)
+    return result, kept_at(outcomes.values(), jobs)
 
 
 def _figures(
@@ -213,13 +235,11 @@ def _workload(settings: Settings, sim: Sim) -> tuple[tuple[Job, ...], Cluster]:
     return jobs, cluster
 
 
-def _workloads(
-    settings: Settings, sims: tuple[Sim, ...]
-) -> list[tuple[tuple[Job, ...], Cluster, dict[int, Job]]]:
-    """The jobs (also by id) of each of ``sims``' workloads, which differ in noise only, and
-    the cluster they run on; a synthetic family is drawn once (WRK-8)."""
+def _workloads(settings: Settings, sims: tuple[Sim, ...]) -> list[_Drawn]:
+    """The jobs (also by id) of each of ``sims``' workloads, which differ in hacking share and
+    noise only, and the cluster they run on; a synthetic group is drawn at once (WRK-8)."""
     if settings.trace is None:
-        sweep = generate_noise_sweep([settings.config(sim) for sim in sims], sims[0].seed)
+        sweep = generate_sweep([settings.config(sim) for sim in sims], sims[0].seed)
         cluster = Cluster(gpus=settings.gpus)
         return [(w.jobs, cluster, {job.job_id: job for job in w.jobs}) for w in sweep]
     out = []
@@ -230,14 +250,14 @@ def _workloads(
     return out
 
 
-def _family(sim: Sim) -> tuple[str, float, int, int]:
-    """The workload family of ``sim``: world, hacking share, density and seed (WRK-8)."""
-    return (sim.world, sim.hacking_share, sim.evals, sim.seed)
+def _group_of(sim: Sim) -> tuple[str, int, int]:
+    """The workload group of ``sim``: world, density and seed (REP-2, WRK-8)."""
+    return (sim.world, sim.evals, sim.seed)
 
 
 def _groups(settings: Settings, sims: Sequence[Sim]) -> list[Group]:
-    ordered = sorted(sims, key=lambda sim: (_family(sim), sim))
-    return [(settings, tuple(members)) for _, members in itertools.groupby(ordered, key=_family)]
+    ordered = sorted(sims, key=lambda sim: (_group_of(sim), sim))
+    return [(settings, tuple(members)) for _, members in itertools.groupby(ordered, key=_group_of)]
 
 
 def run_plan(
@@ -284,13 +304,13 @@ def _run_groups(
             progress(done, total)
 
     if backend is not None:
-        with contextlib.closing(backend.imap(run_family, groups)) as remote:
+        with contextlib.closing(backend.imap(group_run, groups)) as remote:
             for done, run in enumerate(remote, start=1):
                 take(done, run)
         return {sim: figures[sim] for sim in sims}, drawn
     pool = None if workers <= 1 else multiprocessing.Pool(workers, initializer=_worker_signals)
     results: Iterator[GroupRun]
-    results = map(run_family, groups) if pool is None else pool.imap(run_family, groups)
+    results = map(group_run, groups) if pool is None else pool.imap(group_run, groups)
     try:
         for done, run in enumerate(results, start=1):
             take(done, run)
