@@ -34,9 +34,11 @@ def _install(session: nox.Session, *groups: str, extras: str = "") -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit, property and stateful tests under the default Hypothesis profile."""
+    """Unit, property and stateful tests under the default Hypothesis profile, one worker
+    process a core (pytest-xdist; a test file's tests stay together, so a module's fixtures
+    are built once), so CI's two cores both work."""
     _install(session, "test")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", "--dist", "loadfile", *session.posargs)
 
 
 @nox.session

@@ -14,7 +14,9 @@
 4. Memory per job a finished run holds beyond its workload (``tracemalloc``).
 
 Times are CPU seconds of this process (``time.process_time``): the machine is shared, and CPU
-time is what the implementations compete on. Ratios, not seconds, are the figures.
+time is what the implementations compete on. Ratios, not seconds, are the figures. Each row is
+printed as soon as it is measured (a whole run takes minutes); at the end each goal is printed
+met or NOT met with the figures it was judged on.
 """
 
 from __future__ import annotations
@@ -27,17 +29,17 @@ import tracemalloc
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
+import attrs
 from peers import outcome, peer_jobs, run_heapq, run_simpy
 
 from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.engine.log import LogKind, LogRecord
-from evalstop.experiments.tables import format_table
 from evalstop.sim.philly import TraceSpec, trace_workload
 from evalstop.sim.run import Cluster, Result, simulate
 from evalstop.sim.workload import WorkloadConfig, generate
 
-__all__ = ["main", "queue_depth"]
+__all__ = ["Verdict", "main", "queue_depth"]
 
 T = TypeVar("T")
 BASES = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las", "fair-share")
@@ -51,6 +53,29 @@ GOALS = {
     "philly": "the whole Philly trace >= 200,000 events per CPU second, every system",
     "memory": "memory per job in a finished run <= 500 B beyond the workload",
 }
+
+
+@attrs.frozen
+class Verdict:
+    """A goal judged: whether it is met, and the figures it was judged on."""
+
+    met: bool
+    figures: str
+
+
+class Streamed:
+    """A table printed one row at a time, as each is measured (fixed column widths)."""
+
+    def __init__(self, title: str, header: Sequence[str], widths: Sequence[int]) -> None:
+        self._widths = widths
+        print(title)
+        self.row(header)
+        print("  ".join("-" * w for w in widths), flush=True)
+
+    def row(self, cells: Sequence[str]) -> None:
+        first = cells[0].ljust(self._widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], self._widths[1:], strict=True)]
+        print("  ".join([first, *rest]).rstrip(), flush=True)
 
 
 def cpu(fn: Callable[..., T], *args: object) -> tuple[float, T]:
@@ -90,8 +115,14 @@ def queue_depth(log: Iterable[LogRecord]) -> tuple[float, int]:
     return (area / span if span else 0.0), peak
 
 
-def peers(scales: Sequence[int], repeats: int) -> bool:
-    rows, met = [], True
+def peers(scales: Sequence[int], repeats: int) -> Verdict:
+    headers = ["work", "evalstop s", "SimPy s", "heapq s", "/ SimPy", "/ heapq", "events/s"]
+    table = Streamed(
+        f"engine vs peers, CPU s, median of {repeats} (outcomes checked equal)",
+        [*headers, "stopped"],
+        [36, 10, 7, 7, 7, 7, 9, 7],
+    )
+    met, ratios = True, []
     for scale in scales:
         jobs, gpus = workload(scale)
         peer = peer_jobs(jobs)
@@ -109,7 +140,8 @@ def peers(scales: Sequence[int], repeats: int) -> bool:
                 times["heapq"].append(cpu(run_heapq, peer, gpus, stop)[0])
             ev, sp, hq = (statistics.median(times[k]) for k in ("evalstop", "simpy", "heapq"))
             met &= ev <= 0.7 * sp
-            rows.append(
+            ratios.append(f"{system} {len(jobs):,} {ev / sp:.2f}x")
+            table.row(
                 [
                     f"{len(jobs):,} jobs, {gpus:,} GPUs, {system}",
                     f"{ev:.3f}",
@@ -121,16 +153,20 @@ def peers(scales: Sequence[int], repeats: int) -> bool:
                     str(sum(1 for v in mine.values() if v[2])),
                 ]
             )
-    headers = ["work", "evalstop s", "SimPy s", "heapq s", "/ SimPy", "/ heapq", "events/s"]
-    title = f"engine vs peers, CPU s, median of {repeats} (outcomes checked equal)"
-    print(format_table([*headers, "stopped"], rows, title=title))
-    return met
+    print()
+    return Verdict(met, "; ".join(ratios))
 
 
-def growth(scales: Sequence[int], repeats: int, systems: Sequence[str]) -> dict[str, bool]:
+def growth(scales: Sequence[int], repeats: int, systems: Sequence[str]) -> dict[str, Verdict]:
     """Each system's CPU per log record at each scale, with its queue, at load 1.05."""
     works = {scale: workload(scale, DEEP_LOAD) for scale in scales}
-    rows, met, fair = [], True, True
+    headers = ["system", *(f"{s}x: CPU, per record, queue mean/max" for s in scales), "growth"]
+    table = Streamed(
+        f"growth at load {DEEP_LOAD}: CPU s, CPU us per log record, queued jobs",
+        headers,
+        [22, *(max(len(h), 34) for h in headers[1:-1]), 6],
+    )
+    met, grown, fair = True, [], Verdict(True, "not run")
     for system in systems:
         per_record, cells = [], []
         for scale in scales:
@@ -145,26 +181,31 @@ def growth(scales: Sequence[int], repeats: int, systems: Sequence[str]) -> dict[
                 f"{seconds:.2f} s, {seconds / len(log) * 1e6:.1f} us, q {mean:,.0f}/{peak:,}"
             )
             if system == "fair-share" and scale == scales[-1]:
-                fair = seconds <= 4.0
+                fair = Verdict(seconds <= 4.0, f"{seconds:.2f} s at {len(jobs):,} jobs")
         ratio = per_record[-1] / per_record[0]
         met &= ratio <= 2.0
-        rows.append([system, *cells, f"{ratio:.2f}x"])
-    headers = ["system", *(f"{s}x: CPU, per record, queue mean/max" for s in scales), "growth"]
-    title = f"growth at load {DEEP_LOAD}: CPU s, CPU us per log record, queued jobs"
-    print(format_table(headers, rows, title=title))
-    return {"growth": met, "fair-share": fair}
+        grown.append(f"{system} {ratio:.2f}x")
+        table.row([system, *cells, f"{ratio:.2f}x"])
+    print()
+    return {"growth": Verdict(met, "; ".join(grown)), "fair-share": fair}
 
 
-def philly(systems: Sequence[str]) -> bool:
+def philly(systems: Sequence[str]) -> Verdict:
     workload_, fitted = trace_workload(TraceSpec(load=0.9), seed=0)
     jobs, gpus = workload_.jobs, fitted.gpus
-    rows, met = [], True
+    table = Streamed(
+        f"Philly, {len(jobs):,} jobs on {gpus} GPUs",
+        ["system", "events", "CPU s", "events/s", "queue mean/max"],
+        [22, 9, 7, 9, 14],
+    )
+    met, rates = True, []
     for system in systems:
         seconds, result = cpu(run, jobs, gpus, system)
         mean, peak = queue_depth(result.log)
         rate = result.events / seconds
         met &= rate >= 200_000
-        rows.append(
+        rates.append(f"{system} {rate / 1000:,.0f}k")
+        table.row(
             [
                 system,
                 f"{result.events:,}",
@@ -173,12 +214,11 @@ def philly(systems: Sequence[str]) -> bool:
                 f"{mean:,.0f}/{peak:,}",
             ]
         )
-    headers = ["system", "events", "CPU s", "events/s", "queue mean/max"]
-    print(format_table(headers, rows, title=f"Philly, {len(jobs):,} jobs on {gpus} GPUs"))
-    return met
+    print()
+    return Verdict(met, "events/s: " + "; ".join(rates))
 
 
-def memory(scale: int) -> bool:
+def memory(scale: int) -> Verdict:
     jobs, gpus = workload(scale)
     gc.collect()
     tracemalloc.start()
@@ -191,9 +231,10 @@ def memory(scale: int) -> bool:
     print(
         f"memory: a finished evalstop+srtf-est run of {len(jobs):,} jobs holds "
         f"{per_job:,.0f} B per job beyond its workload ({len(result.log) / len(jobs):.1f} "
-        "log records per job)"
+        "log records per job)",
+        flush=True,
     )
-    return per_job <= 500
+    return Verdict(per_job <= 500, f"{per_job:,.0f} B per job")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -205,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     scales = [int(s) for s in args.scales.split(",")]
     systems = args.system or list(SYSTEMS)
-    verdicts: dict[str, bool] = {}
+    verdicts: dict[str, Verdict] = {}
     if "peers" not in args.skip:
         verdicts["peers"] = peers(scales, args.repeats)
     if "growth" not in args.skip:
@@ -217,8 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         verdicts["philly"] = philly(systems)
     if "memory" not in args.skip:
         verdicts["memory"] = memory(min(scales[-1], 10))
-    for name, met in verdicts.items():
-        print(f"goal: {GOALS[name]}: {'met' if met else 'NOT met'}")
+    for name, verdict in verdicts.items():
+        state = "met" if verdict.met else "NOT met"
+        print(f"goal: {GOALS[name]}: {state} ({verdict.figures})", flush=True)
     return 0
 
 

@@ -16,7 +16,7 @@ def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     for name in BENCHMARKS:
         module = importlib.import_module(name)
-        print(f"== {name} ==")
+        print(f"== {name} ==", flush=True)
         module.main([])
         print()
     return 0

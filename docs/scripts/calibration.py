@@ -85,7 +85,8 @@ class CurveStats:
     Attributes:
         name: the curve's display name; source: its study (first word of the name).
         label: hacking or healthy, by ``real_traces.read_label``.
-        evals: its number of evaluations.
+        evals: its number of evaluations; trained: those after step 0 (``evals`` less its
+            step-0 evaluation of the initial policy, when it has one).
         first: its first value; gain: its peak minus its first value.
         noise_fraction: the noise standard deviation over the gain (:func:`noise_sd`).
         peak_fraction: the step of its peak over its last step.
@@ -98,6 +99,7 @@ class CurveStats:
     source: str
     label: str
     evals: int
+    trained: int
     first: float
     gain: float
     noise_fraction: float
@@ -162,6 +164,7 @@ def curve_stats(data_dir: Path) -> tuple[CurveStats, ...]:
                 source=source.name.split()[0],
                 label=reading.label,
                 evals=len(values),
+                trained=len(values) - int(steps[0] == 0),
                 first=reading.first,
                 gain=gain,
                 noise_fraction=noise_sd(values) / gain if gain > 0 else math.nan,
@@ -247,7 +250,7 @@ def calibrate(curves: Sequence[CurveStats]) -> Calibration:
             )
             for s in sorted({c.source for c in curves})
         ),
-        evals_per_run=statistics.median(c.evals for c in curves),
+        evals_per_run=statistics.median(c.trained for c in curves),
         turn_range=(
             min(c.peak_fraction for c in hacking),
             max(c.peak_fraction for c in hacking),
@@ -307,7 +310,12 @@ def render(cal: Calibration) -> str:
             )
             for s, n, v in cal.noise_all_by_source
         ),
-        ("evaluations per run", _g(cal.evals_per_run), "median over all labelled curves"),
+        (
+            "evaluations per run after step 0",
+            _g(cal.evals_per_run),
+            f"median over all labelled curves ({sum(c.trained < c.evals for c in cal.curves)} "
+            f"of {len(cal.curves)} also evaluate the initial policy at step 0)",
+        ),
         (
             "hacking turn p",
             f"U({cal.turn_range[0]:.2f}, {cal.turn_range[1]:.2f})",

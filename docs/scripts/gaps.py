@@ -31,7 +31,7 @@ from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import CALIBRATED, PAPER, World
 
-__all__ = ["VARIANTS", "K", "Variant", "fire_index", "main", "measure", "miss_reason"]
+__all__ = ["VARIANTS", "K", "Variant", "fire_index", "main", "measure", "miss_reason", "toward"]
 
 K = 2
 
@@ -46,6 +46,11 @@ class Variant:
     evals_per_run: int | None = None
 
 
+def toward(name: str, *fields: str) -> Variant:
+    """The row ``name``: the paper world with its ``fields`` set to the calibrated world's."""
+    return Variant(name, attrs.evolve(PAPER, **{f: getattr(CALIBRATED, f) for f in fields}))
+
+
 VARIANTS = (
     Variant("paper world (sigma 0.02, 10 evaluations)", PAPER),
     Variant("sigma 0", PAPER, eval_noise=0.0),
@@ -56,25 +61,28 @@ VARIANTS = (
     ),
     Variant("20 evaluations per run", PAPER, evals_per_run=20),
     Variant("40 evaluations per run", PAPER, evals_per_run=40),
-    Variant(
-        f"calibrated collapse speed (kappa {CALIBRATED.decline_rate:g})",
-        attrs.evolve(PAPER, decline_rate=CALIBRATED.decline_rate),
+    toward(f"calibrated collapse speed (kappa {CALIBRATED.decline_rate:g})", "decline_rate"),
+    toward("calibrated turn range U({:g}, {:g})".format(*CALIBRATED.turn_range), "turn_range"),
+    toward(f"calibrated plateau share {CALIBRATED.plateau_share:g}", "plateau_share"),
+    toward(
+        "calibrated noise spread logU({:g}, {:g})".format(*CALIBRATED.noise_spread),
+        "noise_spread",
     ),
-    Variant(
-        "calibrated turn range U({:g}, {:g})".format(*CALIBRATED.turn_range),
-        attrs.evolve(PAPER, turn_range=CALIBRATED.turn_range),
+    toward(
+        f"calibrated step schedules (share {CALIBRATED.step_share:g})",
+        "step_share",
+        "step_drop_range",
+        "step_level_range",
     ),
-    Variant(
-        f"calibrated plateau share {CALIBRATED.plateau_share:g}",
-        attrs.evolve(PAPER, plateau_share=CALIBRATED.plateau_share),
-    ),
-    Variant(
-        f"{CALIBRATED.rlhf_evals} evaluations per run (calibrated density)",
-        PAPER,
-        evals_per_run=CALIBRATED.rlhf_evals,
+    *(
+        [toward(f"{CALIBRATED.rlhf_evals} evaluations per run (calibrated density)", "rlhf_evals")]
+        if CALIBRATED.rlhf_evals != PAPER.rlhf_evals
+        else []
     ),
     Variant("calibrated world (all of the above)", CALIBRATED),
 )
+"""The rows: the paper world, then one factor changed at a time (the calibrated density only
+where it differs from the paper's), then the calibrated world."""
 
 
 def fire_index(scores: Sequence[float], k: int = K) -> int | None:

@@ -4,13 +4,19 @@
 1,000 jobs each) and computes, on each RLHF job's *observed* eval scores, the statistics that
 ``calibration.py`` computes on the real curves, with the same code (its ``noise_sd``,
 ``_plateaus`` and ``_half_loss_ratio``): evaluations per run, the share of healthy runs that
-plateau, where hacking runs peak, the half-loss time after the peak and the noise over the
-gain. The real columns are the packaged corpus's labelled curves (the calibrated world's fit
-read their *summary statistics*; nothing here is fitted to them or to anything else) and, when
+plateau, where hacking runs peak, the half-loss time after the peak, the noise over the gain
+and the share of the gain a healthy run shows at its first checkpoint after step 0. The real
+columns are the packaged corpus's labelled curves (the calibrated world's fit read their
+*summary statistics*, by design; nothing here is fitted to them or to anything else) and, when
 ``evalstop.gym`` is installed, the first runs of the gym's development split (real
-policy-gradient runs with exact gold truth). A simulated run's label is its hidden truth, a
-real curve's the corpus's rule, a gym run's the gym's rule on its exact gold curve. The gym's
-checkpoint at step 0 (the initial policy) is left out, as a simulated run has none.
+policy-gradient runs with exact gold truth; an out-of-sample check, never a fitting target).
+A simulated run's label is its hidden truth, a real curve's the corpus's rule, a gym run's the
+gym's rule on its exact gold curve.
+
+Every simulated run, 25 of the 28 real curves and every gym run evaluate the initial policy
+at step 0 (``WRK-7``); the statistics read the curves with that point, and the plateau share
+and the noise over the gain are printed without it too (each curve's step-0 point left out,
+where it has one), so that both comparisons are like for like.
 """
 
 from __future__ import annotations
@@ -36,38 +42,119 @@ from calibration import (
 
 from evalstop.core.model import Job, JobKind
 from evalstop.sim.workload import WorkloadConfig, generate
-from evalstop.traces.corpus import default_data_dir
+from evalstop.traces.corpus import catalogue, default_data_dir, read_label
 
-__all__ = ["Stats", "gym_stats", "main", "real_stats", "render", "simulated_stats"]
+__all__ = [
+    "CurveRow",
+    "Stats",
+    "curve_row",
+    "gym_stats",
+    "main",
+    "real_stats",
+    "render",
+    "simulated_stats",
+]
+
+Spread = tuple[float, float, float]
+
+
+@attrs.frozen(slots=True)
+class CurveRow:
+    """The statistics of one observed curve (NaN where undefined).
+
+    Attributes:
+        hacking: its label.
+        evals: its evaluations, its step-0 one included.
+        peak: (hacking) its peak step over its last step.
+        half_loss: (hacking) its half-loss time after the peak (``_half_loss_ratio``).
+        noise: its noise sd over its gain (first value to peak), with its step-0 point.
+        noise_trained: the same without its step-0 point.
+        plateau: (healthy) whether it plateaus, with its step-0 point.
+        plateau_trained: the same without it.
+        first_share: (healthy, with a step-0 point) its first value after step 0 minus its
+            step-0 value, over its gain.
+    """
+
+    hacking: bool
+    evals: int
+    peak: float
+    half_loss: float
+    noise: float
+    noise_trained: float
+    plateau: bool
+    plateau_trained: bool
+    first_share: float
+
+
+def _shape(steps: np.ndarray, values: np.ndarray) -> tuple[float, bool]:
+    """``(noise / gain, plateaus)`` of a curve as the calibration computes them."""
+    gain = float(values.max() - values[0])
+    noise = noise_sd(values) / gain if gain > 0 else math.nan
+    return noise, len(values) >= 3 and _plateaus(steps / steps[-1], values)
+
+
+def curve_row(hacking: bool, steps: Sequence[float], values: Sequence[float]) -> CurveRow:
+    """The statistics of a curve given as its label, steps (its step-0 point first, when it
+    has one) and observed values."""
+    s = np.asarray(steps, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    fractions = s / s[-1]
+    peak = int(np.argmax(v))
+    gain = float(v.max() - v[0])
+    half = math.nan
+    if hacking and gain > 0 and peak > 0:
+        half = _half_loss_ratio(fractions, v, peak, gain)
+    noise, flat = _shape(s, v)
+    cut = 1 if s[0] == 0 else 0
+    noise_trained, flat_trained = (
+        _shape(s[cut:], v[cut:]) if len(v) - cut >= 2 else (math.nan, False)
+    )
+    share = (float(v[1] - v[0]) / gain) if cut and gain > 0 else math.nan
+    return CurveRow(
+        hacking=hacking,
+        evals=len(v),
+        peak=float(fractions[peak]),
+        half_loss=half,
+        noise=noise,
+        noise_trained=noise_trained,
+        plateau=(not hacking) and flat,
+        plateau_trained=(not hacking) and flat_trained,
+        first_share=math.nan if hacking else share,
+    )
 
 
 @attrs.frozen(slots=True)
 class Stats:
-    """The compared statistics of one set of curves (NaN where undefined).
+    """The compared statistics of one set of curves (NaN where undefined; spreads are
+    ``(p10, median, p90)``).
 
     Attributes:
         name: the column's name.
         runs: labelled runs; hacking: how many of them hack.
-        evals: evaluations per run, ``(p10, median, p90)``.
-        plateau: the share of healthy runs that plateau.
-        peak: hacking runs' peak step over last step, ``(p10, median, p90)``.
+        evals: evaluations per run, the step-0 one included.
+        plateau: the share of healthy runs that plateau; plateau_trained: without step 0.
+        peak: hacking runs' peak step over last step.
         half_loss: median half-loss time over hacking runs that lose half.
-        noise: healthy runs' noise sd over gain, ``(p10, median, p90)``.
+        noise: healthy runs' noise sd over gain; noise_trained: without step 0.
+        first_share: healthy runs' share of their gain at their first checkpoint after step 0.
         step_share: the share of healthy runs with a step-schedule plateau, and its source.
     """
 
     name: str
     runs: int
     hacking: int
-    evals: tuple[float, float, float]
+    evals: Spread
     plateau: float
-    peak: tuple[float, float, float]
+    plateau_trained: float
+    peak: Spread
     half_loss: float
-    noise: tuple[float, float, float]
+    noise: Spread
+    noise_trained: Spread
+    first_share: Spread
     step_share: str
 
 
-def _spread(values: Sequence[float]) -> tuple[float, float, float]:
+def _spread(values: Sequence[float]) -> Spread:
     finite = [v for v in values if math.isfinite(v)]
     if not finite:
         return (math.nan, math.nan, math.nan)
@@ -75,70 +162,63 @@ def _spread(values: Sequence[float]) -> tuple[float, float, float]:
     return (float(p10), float(p50), float(p90))
 
 
-def _job_stats(job: Job) -> tuple[bool, int, float, float, float, bool]:
-    """``(hacking, evals, peak fraction, half-loss, noise/gain, plateaus)`` of one job."""
+def _stats(name: str, rows: Sequence[CurveRow], step_share: str) -> Stats:
+    """The column ``name`` from its curves' rows."""
+    hacking = [r for r in rows if r.hacking]
+    healthy = [r for r in rows if not r.hacking]
+    halves = [r.half_loss for r in hacking if math.isfinite(r.half_loss)]
+    share = len(healthy) or math.nan
+    return Stats(
+        name=name,
+        runs=len(rows),
+        hacking=len(hacking),
+        evals=_spread([float(r.evals) for r in rows]),
+        plateau=sum(r.plateau for r in healthy) / share,
+        plateau_trained=sum(r.plateau_trained for r in healthy) / share,
+        peak=_spread([r.peak for r in hacking]),
+        half_loss=statistics.median(halves) if halves else math.nan,
+        noise=_spread([r.noise for r in healthy]),
+        noise_trained=_spread([r.noise_trained for r in healthy]),
+        first_share=_spread([r.first_share for r in healthy]),
+        step_share=step_share,
+    )
+
+
+def _job_row(job: Job) -> CurveRow:
     steps = [float(o.step) for o in job.observations]
-    return _curve_stats(job.truth.hacking, steps, [o.eval_score for o in job.observations])
+    return curve_row(job.truth.hacking, steps, [o.eval_score for o in job.observations])
 
 
 def simulated_stats(world: str, seeds: int = 3, n_jobs: int = 1000) -> Stats:
     """The statistics of the RLHF jobs of ``world``'s default workloads."""
     config = WorkloadConfig(n_jobs=n_jobs, world=world)
     rows = [
-        _job_stats(job)
+        _job_row(job)
         for seed in range(seeds)
         for job in generate(config, seed).jobs
-        if job.spec.kind is JobKind.RLHF and len(job.observations) >= 2
+        if job.spec.kind is JobKind.RLHF and len(job.observations) >= 3
     ]
-    hacking = [r for r in rows if r[0]]
-    healthy = [r for r in rows if not r[0]]
-    halves = [r[3] for r in hacking if math.isfinite(r[3])]
-    share = config.world.step_share
-    return Stats(
-        name=f"simulated `{world}`",
-        runs=len(rows),
-        hacking=len(hacking),
-        evals=_spread([float(r[1]) for r in rows]),
-        plateau=sum(r[5] for r in healthy) / len(healthy),
-        peak=_spread([r[2] for r in hacking]),
-        half_loss=statistics.median(halves) if halves else math.nan,
-        noise=_spread([r[4] for r in healthy]),
-        step_share=f"{share:g} (the world's `step_share`, CRV-12)",
-    )
+    share = f"{config.world.step_share:g} (the world's `step_share`, CRV-12)"
+    return _stats(f"simulated `{world}`", rows, share)
 
 
 def real_stats() -> Stats:
-    """The same statistics of the packaged corpus's labelled, not excluded, curves."""
-    fit = calibrate(curve_stats(default_data_dir()))
-    hacking = [c for c in fit.curves if c.label == "hacking"]
-    healthy = [c for c in fit.curves if c.label == "healthy"]
+    """The same statistics of the packaged corpus's labelled, not excluded, curves (the
+    curves ``calibration.curve_stats`` reads, with the same finite points)."""
+    data = default_data_dir()
+    fitted = {c.name for c in calibrate(curve_stats(data)).curves}
+    rows = []
+    for source in catalogue(data):
+        if source.name not in fitted:
+            continue
+        gold = source.read(data, source.gold)
+        label = read_label(gold, source.read(data, source.proxy), source.scale).label
+        pairs = [(s, v) for s, v in zip(gold.steps, gold.values, strict=True) if math.isfinite(v)]
+        steps, values = zip(*pairs, strict=True)
+        rows.append(curve_row(label == "hacking", steps, values))
     drops = step_drops()
-    return Stats(
-        name="real corpus (labelled)",
-        runs=len(fit.curves),
-        hacking=len(hacking),
-        evals=_spread([float(c.evals) for c in fit.curves]),
-        plateau=fit.plateau_share,
-        peak=_spread([c.peak_fraction for c in hacking]),
-        half_loss=fit.half_loss_ratio,
-        noise=_spread([c.noise_fraction for c in healthy]),
-        step_share=(f"RLHF: none documented; supervised: {len(drops)} of {SUPERVISED_RUNS} runs"),
-    )
-
-
-def _curve_stats(
-    hacking: bool, steps: Sequence[float], values: Sequence[float]
-) -> tuple[bool, int, float, float, float, bool]:
-    """:func:`_job_stats` of a curve given as its label, steps and observed values."""
-    s = np.asarray(steps, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    fractions = s / s[-1]
-    peak = int(np.argmax(v))
-    gain = float(v.max() - v[0])
-    half = _half_loss_ratio(fractions, v, peak, gain) if hacking and gain > 0 else math.nan
-    noise = noise_sd(v) / gain if gain > 0 else math.nan
-    flat = (not hacking) and len(v) >= 3 and _plateaus(fractions, v)
-    return hacking, len(v), float(fractions[peak]), half, noise, flat
+    share = f"RLHF: none documented; supervised: {len(drops)} of {SUPERVISED_RUNS} runs"
+    return _stats("real corpus (labelled)", rows, share)
 
 
 def gym_stats(runs: int, workers: int = 1) -> Stats | None:
@@ -150,24 +230,11 @@ def gym_stats(runs: int, workers: int = 1) -> Stats | None:
         return None
     rows = []
     for labelled in gym.generate_split("dev", runs, workers=workers):
-        points = [(c.step, c.eval_score) for c in labelled.run.checkpoints if c.step > 0]
-        if len(points) >= 2:
+        points = [(c.step, c.eval_score) for c in labelled.run.checkpoints]
+        if len(points) >= 3:
             steps, values = zip(*points, strict=True)
-            rows.append(_curve_stats(labelled.label == "hacking", steps, values))
-    hacking = [r for r in rows if r[0]]
-    healthy = [r for r in rows if not r[0]]
-    halves = [r[3] for r in hacking if math.isfinite(r[3])]
-    return Stats(
-        name=f"gym `dev` (first {runs} runs)",
-        runs=len(rows),
-        hacking=len(hacking),
-        evals=_spread([float(r[1]) for r in rows]),
-        plateau=sum(r[5] for r in healthy) / len(healthy) if healthy else math.nan,
-        peak=_spread([r[2] for r in hacking]),
-        half_loss=statistics.median(halves) if halves else math.nan,
-        noise=_spread([r[4] for r in healthy]),
-        step_share="none (constant learning rate)",
-    )
+            rows.append(curve_row(labelled.label == "hacking", steps, values))
+    return _stats(f"gym `dev` (first {runs} runs)", rows, "none (constant learning rate)")
 
 
 def _t(spread: tuple[float, float, float], digits: int = 2) -> str:
@@ -180,11 +247,20 @@ def render(columns: Sequence[Stats]) -> str:
     """The statistics as a markdown table, one column per set of curves."""
     rows = [
         ("labelled runs (hacking)", [f"{c.runs} ({c.hacking})" for c in columns]),
-        ("evaluations per run, median [p10, p90]", [_t(c.evals, 0) for c in columns]),
+        (
+            "evaluations per run (step 0 included), median [p10, p90]",
+            [_t(c.evals, 0) for c in columns],
+        ),
         ("healthy runs that plateau", [f"{c.plateau:.2f}" for c in columns]),
+        ("... without the step-0 point", [f"{c.plateau_trained:.2f}" for c in columns]),
         ("hacking peak step / last step, median [p10, p90]", [_t(c.peak) for c in columns]),
         ("half-loss time after the peak (median)", [f"{c.half_loss:.2f}" for c in columns]),
         ("healthy noise / gain, median [p10, p90]", [_t(c.noise, 3) for c in columns]),
+        ("... without the step-0 point", [_t(c.noise_trained, 3) for c in columns]),
+        (
+            "healthy share of the gain at the first checkpoint after step 0",
+            [_t(c.first_share) for c in columns],
+        ),
         ("healthy runs with a step-schedule plateau", [c.step_share for c in columns]),
     ]
     lines = [

@@ -7,6 +7,7 @@ is built, so a bad argument is TypeError/ValueError either way (never ImportErro
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pytest
@@ -52,9 +53,15 @@ def _cases() -> list[tuple[type[Any], dict[str, object]]]:
     return cases
 
 
-@pytest.mark.parametrize(
-    ("cls", "kwargs"), _cases(), ids=lambda v: v.__name__ if isinstance(v, type) else repr(v)
-)
+def _case_id(value: object) -> str:
+    """A test id that is the same in every process (no object address: pytest-xdist's workers
+    must collect the same ids)."""
+    if isinstance(value, type):
+        return value.__name__
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
+
+
+@pytest.mark.parametrize(("cls", "kwargs"), _cases(), ids=_case_id)
 def test_bad_constructor_argument_is_type_or_value_error(
     cls: type[Any], kwargs: dict[str, object]
 ) -> None:

@@ -52,6 +52,10 @@ def test_signal_mid_run_rep_5(workers: int, signum: int, tmp_path: Path, startup
     """REP-5, REP-6: one line, no orphan worker, the previous results.json intact."""
     (tmp_path / "results.json").write_text("previous\n", encoding="utf-8")
     command = [sys.executable, "-m", "evalstop", "reproduce", "--quick", "--seeds", SEEDS]
+    # A shell without job control starts a background command (so pytest, and its children)
+    # with SIGINT ignored, and Python then installs no Ctrl-C handler. A handler here (not an
+    # ignore) becomes the default in the child, as under a terminal, whatever started pytest.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     proc = subprocess.Popen(
         [*command, "--no-progress", "--workers", str(workers), "--out", str(tmp_path)],
         stdout=subprocess.DEVNULL,
@@ -59,6 +63,7 @@ def test_signal_mid_run_rep_5(workers: int, signum: int, tmp_path: Path, startup
         text=True,
         start_new_session=True,
     )
+    signal.signal(signal.SIGINT, previous)
     try:
         time.sleep(1.0 + 2 * startup)  # past the imports: the handlers are installed
         assert proc.poll() is None, "the run ended before it could be interrupted"

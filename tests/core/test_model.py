@@ -108,7 +108,7 @@ def test_mod2_job_needs_one_quality_point_per_observation() -> None:
 def test_mod2_observation_steps_strictly_increase(first: int, second: int) -> None:
     """MOD-2: observation steps must strictly increase (and end above 0); the message shows
     them."""
-    with pytest.raises(ValueError, match="steps must be > 0 and strictly increase") as info:
+    with pytest.raises(ValueError, match="steps must strictly increase and end above 0") as info:
         Job(spec(), truth(), two_observations(first, second))
     assert str([first, second]) in str(info.value)
 
@@ -116,7 +116,9 @@ def test_mod2_observation_steps_strictly_increase(first: int, second: int) -> No
 def test_mod2_a_single_observation_at_step_zero_is_refused() -> None:
     """MOD-2: the last observation step must be > 0, also when it is the only one (step 0
     would put the end of the run at no service at all)."""
-    with pytest.raises(ValueError, match=r"steps must be > 0 and strictly increase, got \[0\]"):
+    with pytest.raises(
+        ValueError, match=r"steps must strictly increase and end above 0, got \[0\]"
+    ):
         Job(spec(), truth(quality=[0.5]), [observation(step=0)])
 
 
@@ -131,9 +133,10 @@ def _rule_of_mod2(steps: list[int], duration: int) -> str | None:
     """MOD-2: the step and duration rules as written (the pairwise form), or None if they
     hold."""
     if any(b <= a for a, b in itertools.pairwise(steps)) or steps[-1] <= 0:
-        return "steps must be > 0 and strictly increase"
+        return "steps must strictly increase and end above 0"
     services = [step * duration // steps[-1] for step in steps]
-    if any(b <= a for a, b in itertools.pairwise([0, *services])):
+    start = -1 if steps[0] == 0 else 0  # a step-0 evaluation falls at service 0 (MOD-3)
+    if any(b <= a for a, b in itertools.pairwise([start, *services])):
         return f"duration={duration} is too short"
     return None
 

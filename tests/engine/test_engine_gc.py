@@ -16,6 +16,7 @@ from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine.collector import engine_only
 from evalstop.engine.fast import FastSimulator
+from evalstop.engine.record import JobRecord
 from evalstop.sim.workload import WorkloadConfig, generate
 
 OWN = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las")
@@ -23,17 +24,17 @@ SYSTEMS = (*OWN, *(f"evalstop+{base}" for base in OWN), "noise-aware+srtf-est", 
 
 
 class WatchingGeneric(FastSimulator):
-    """Notes whether the collector was enabled at each consultation of the policy."""
+    """Notes whether the collector was enabled at each start a decision of the policy made."""
 
     seen: list[bool]
 
-    def _consult(self, kind: object, changed: object) -> None:
+    def _start(self, record: JobRecord) -> None:
         self.seen.append(gc.isenabled())
-        super()._consult(kind, changed)  # type: ignore[arg-type]
+        super()._start(record)
 
 
 class Failing(FastSimulator):
-    def _consult(self, kind: object, changed: object) -> None:
+    def _start(self, record: JobRecord) -> None:
         raise RuntimeError("boom")
 
 

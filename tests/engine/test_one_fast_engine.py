@@ -203,3 +203,33 @@ def test_bnd5_the_fast_engine_reports_checkpoints_through_checkpoint_report() ->
         assert len(detector.sink) == sum(job.checkpoints for job in jobs.values())
         for report in detector.sink:
             assert report == checkpoint_report(jobs[report.job_id], report.index, report.time)
+
+
+@attrs.frozen
+class CountingFifo(Fifo):
+    """fifo with a state, counting the ``needs_decision`` calls it is asked with no view."""
+
+    asked: list[EventKind] = attrs.field(factory=list)
+
+    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
+        if changed is None:
+            self.asked.append(cause)
+        return fifo.needs_decision(cause, changed)
+
+
+def test_eng13_a_policy_with_a_state_is_asked_once_a_run_for_an_event_without_a_view() -> None:
+    """ENG-13: the fast engine asks a policy that keeps a state (POL-6) whether it needs a
+    decision after an event that changed no view once a run for each kind of event, not at
+    every arrival and completion; the log is plain fifo's."""
+    jobs = [make_job(job_id, submit=job_id, gpus=1 + job_id % 3) for job_id in range(12)]
+    policy = CountingFifo(Recording(True))
+    sim = FastSimulator(policy, 4)
+    for job in jobs:
+        sim.submit(job)
+    sim.run()
+    assert sorted(policy.asked) == sorted(EventKind)
+    plain = FastSimulator(fifo, 4)
+    for job in jobs:
+        plain.submit(job)
+    plain.run()
+    assert sim.log == plain.log

@@ -18,6 +18,7 @@ from evalstop.experiments.leakage import (
     ERROR_MARGIN,
     Leakage,
     audit,
+    first_trained,
     label_aucs,
     length_errors,
     mann_whitney_auc,
@@ -158,16 +159,40 @@ def test_leak3_flags_a_fixed_fraction_schedule() -> None:
     assert errors["service x c"] < 0.05 < errors["log-linear(estimate)"]
 
 
-def test_leak3_flags_a_label_in_the_first_eval_score() -> None:
-    """LEAK-3: a first eval score that carries the label is flagged."""
-    jobs = []
-    for job in _jobs("paper", seeds=1):
+def _label_in_score(jobs: list[Job], index: int) -> list[Job]:
+    """``jobs`` with 1 added to the eval score of report ``index`` (0-based) of every hacking
+    RLHF job."""
+    out = []
+    for job in jobs:
         if job.spec.kind is JobKind.RLHF and job.truth.hacking:
-            first = job.observations[0]
-            shifted: Observation = attrs.evolve(first, eval_score=first.eval_score + 1.0)
-            jobs.append(attrs.evolve(job, observations=(shifted, *job.observations[1:])))
+            reports = list(job.observations)
+            reports[index] = attrs.evolve(reports[index], eval_score=reports[index].eval_score + 1)
+            out.append(attrs.evolve(job, observations=tuple(reports)))
         else:
-            jobs.append(job)
-    aucs = label_aucs(jobs)
+            out.append(job)
+    return out
+
+
+def test_leak3_flags_a_label_in_the_first_eval_score() -> None:
+    """LEAK-3: a first (trained) eval score that carries the label is flagged; a generated
+    job's first trained checkpoint is its second report, after its step-0 evaluation."""
+    jobs = _jobs("paper", seeds=1)
+    assert all(job.observations[0].step == 0 and first_trained(job) == 2 for job in jobs)
+    leaky = _label_in_score(jobs, 1)
+    aucs = label_aucs(leaky)
     assert aucs["eval_score"] == 1.0
-    assert audit(jobs, learned=False).label_leak
+    assert audit(leaky, learned=False).label_leak
+
+
+def test_leak1_leak4_the_step_0_evaluation_is_seen_not_judged_alone() -> None:
+    """LEAK-1, LEAK-4: the first checkpoint is the first after step 0, so a label in the
+    step-0 eval score moves no LEAK-1 AUC; the learned joint classifier sees the step-0 values
+    and flags it (the audit still looks at everything observable)."""
+    pytest.importorskip("sklearn")
+    jobs = _jobs("paper", seeds=2)
+    leaky = _label_in_score(jobs, 0)
+    assert label_aucs(leaky) == label_aucs(jobs)
+    result = audit(leaky)
+    assert result.learned is not None
+    assert result.learned.label_auc_curves > 0.95
+    assert result.label_leak

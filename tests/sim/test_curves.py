@@ -69,15 +69,43 @@ def test_crv1_gold_shape_is_gao_normalised() -> None:
 
 @given(seeds)
 def test_crv1_crv2_healthy_runs_rise_at_every_checkpoint(seed: int) -> None:
-    """CRV-1, CRV-2: a healthy run (no turn, no step schedule) rises at every checkpoint, from
-    above q0, and never past q0 + (1 + PLATEAU_SLOPE) G / g(1 / P_max)."""
+    """CRV-1, CRV-2, CRV-10: a healthy run (no turn, no step schedule) rises at every
+    checkpoint, from above q0, and never past q0 + (1 + PLATEAU_SLOPE) G."""
     for world in (PAPER, NO_STEPS):
         quality, _, _, peak = _rlhf(world, seed)
         assert np.all(np.diff(quality) > 0)
         assert quality[0] > INITIAL_RANGE[0]
-        top = (1 + PLATEAU_SLOPE) / gold_shape(np.array([1 / RISE_PEAK_RANGE[1]]))[0]
-        assert quality[-1] <= INITIAL_RANGE[1] + GAIN_RANGE[1] * top + 1e-12
+        assert quality[-1] <= INITIAL_RANGE[1] + GAIN_RANGE[1] * (1 + PLATEAU_SLOPE) + 1e-12
         assert peak == 1.0 or peak > 1.0
+
+
+LONG = np.array([0.0, *np.geomspace(1.0, 1e9, 40)])
+"""Steps from the initial policy to far past any rise's top (the step law's longest RLHF run
+is 30,000 steps, a rise tops out within 4 stretches of one)."""
+
+
+def _sample(
+    world: World, seed: int, steps: np.ndarray, turn: float = math.inf, noise: float = 0.0
+) -> CurveSample:
+    return rlhf_curves(
+        steps,
+        plan=RunPlan(turn, 1000.0, world_stretch(world)),
+        world=world,
+        rng=np.random.default_rng(seed),
+        eval_noise=noise,
+        loss_noise=0.0,
+    )
+
+
+@given(seeds, worlds)
+def test_crv1_the_gain_is_from_the_initial_policy_to_the_top(seed: int, world: World) -> None:
+    """CRV-1: a healthy run (no step schedule) that runs far past its top has gained G from
+    its initial policy (step 0) to its top, plus at most the residual PLATEAU_SLOPE G; the
+    calibration's first-to-peak gain is G."""
+    sample = _sample(attrs.evolve(world, step_share=0.0), seed, LONG)
+    gained = (sample.quality[-1] - sample.quality[0]) / sample.gain
+    assert 1.0 < gained <= 1.0 + PLATEAU_SLOPE + 1e-12
+    assert GAIN_RANGE[0] <= sample.gain <= GAIN_RANGE[1]
 
 
 @given(seeds, worlds, st.floats(150.0, 650.0))
@@ -287,3 +315,34 @@ def test_crv12_step_schedules_plateau_then_jump(seed: int) -> None:
     before, after = STEPS <= 420, STEPS >= 800
     assert np.all(gap[before] > 0)
     assert np.all(np.abs(gap[after]) < 0.05 * gap[before].max())
+
+
+@given(seeds, worlds, st.floats(50.0, 900.0), st.sampled_from([0.0, 0.05]))
+def test_crv14_the_step_0_report_is_the_initial_policy(
+    seed: int, world: World, turn: float, noise: float
+) -> None:
+    """CRV-14: at step 0 a run reports its initial policy: true quality q0 (in the initial
+    range, step schedule or not), proxy r0 in [-1, 0], loss L0 in [0.8, 1.2], KL 0; the eval
+    score is q0 plus the run's first noise draw. The report is the same whatever the turn and
+    the run's length (CRV-6, CRV-8)."""
+    steps = np.concatenate([[0.0], STEPS])
+    reports = [
+        _sample(world, seed, steps, turn, noise),
+        _sample(world, seed, steps, math.inf, noise),
+        _sample(world, seed, np.concatenate([[0.0], STEPS * 3]), turn, noise),
+    ]
+    first, noiseless = reports[0], _sample(world, seed, steps, turn)
+    assert first.proxy_reward is not None and first.kl is not None
+    assert noiseless.proxy_reward is not None
+    assert INITIAL_RANGE[0] <= first.quality[0] <= INITIAL_RANGE[1]
+    assert -1.0 <= noiseless.proxy_reward[0] <= 0.0 and 0.8 <= first.loss[0] <= 1.2
+    assert first.kl[0] == 0.0
+    assert noiseless.eval_score[0] == noiseless.quality[0] == first.quality[0]
+    for other in reports[1:]:
+        assert other.proxy_reward is not None and other.kl is not None
+        assert other.quality[0] == first.quality[0]
+        assert other.eval_score[0] == first.eval_score[0]
+        assert other.proxy_reward[0] == first.proxy_reward[0]
+        assert (other.loss[0], other.kl[0]) == (first.loss[0], first.kl[0])
+    stepped = _sample(ALL_STEPS, seed, steps, turn)
+    assert stepped.quality[0] == _sample(NO_STEPS, seed, steps, turn).quality[0]

@@ -61,8 +61,8 @@ def test_tab1_tab3_a_tiresias_table_with_its_own_ids_and_headers(tmp_path: Path)
     assert [j.spec.job_id for j in workload.jobs] == [0, 1, 2]
     cifar, imagenet, _ = workload.jobs
     assert cifar.spec.eval_interval == 600
-    assert [o.step for o in cifar.observations] == [*range(600, 10_000, 600), 10_000]
-    assert imagenet.checkpoints == 200_000 // 3600 + 1
+    assert [o.step for o in cifar.observations] == [0, *range(600, 10_000, 600), 10_000]
+    assert imagenet.checkpoints == 200_000 // 3600 + 2  # step 0, the grid, the end (WRK-7)
     assert (cifar.truth.duration, cifar.truth.total_steps) == (3600, 10_000)
 
 
@@ -204,8 +204,8 @@ def test_tab4_given_values_are_kept_and_steps_give_durations() -> None:
     assert b.spec.kind is JobKind.LORA and not b.truth.hacking
     assert b.truth.duration == 50 * SECONDS_PER_STEP[JobKind.LORA]
     assert [o.step for o in b.observations][-1] == 50
-    assert c.truth.duration == 2 and [o.step for o in c.observations] == [2, 3]
-    assert d.checkpoints == MAX_EVALS and d.spec.eval_interval == 10**6 // MAX_EVALS
+    assert c.truth.duration == 2 and [o.step for o in c.observations] == [0, 2, 3]
+    assert d.checkpoints == MAX_EVALS + 1 and d.spec.eval_interval == 10**6 // MAX_EVALS
 
 
 @given(seed=st.integers(0, 2**32), extra=st.integers(1, 20))

@@ -165,8 +165,9 @@ def test_wrk6_negative_seed_is_rejected() -> None:
 
 @pytest.mark.parametrize("world", ["paper", "calibrated"])
 def test_wrk7_evaluation_schedule(world: str) -> None:
-    """WRK-7: every eval_interval steps and at the end; the interval comes from the estimate
-    and the planned evaluations; the run is whole steps; RLHF plans the world's count."""
+    """WRK-7: at step 0 (service 0), every eval_interval steps and at the end; the interval
+    comes from the estimate and the planned evaluations; the run is whole steps; RLHF plans
+    the world's count, of which about planned / 1.2 happen after step 0."""
     config = WorkloadConfig(n_jobs=2000, world=world)
     workload = generate(config, 4)
     counts = []
@@ -176,13 +177,14 @@ def test_wrk7_evaluation_schedule(world: str) -> None:
         interval = job.spec.eval_interval
         planned = config.planned_evals(job.spec.kind)
         assert interval == max(1, round(job.spec.estimated_duration / per_step / planned))
-        assert steps[:-1] == [interval * (i + 1) for i in range(len(steps) - 1)]
-        assert steps[-1] - interval <= (steps[-2] if len(steps) > 1 else 0) < steps[-1]
+        assert steps[0] == 0 and job.checkpoint_service(1) == 0
+        assert steps[:-1] == [interval * i for i in range(len(steps) - 1)]
+        assert steps[-1] - interval <= steps[-2] < steps[-1]
         assert job.truth.total_steps == steps[-1]
         assert job.truth.duration == steps[-1] * per_step
         assert job.checkpoint_service(job.checkpoints) == job.truth.duration
         if job.spec.kind is JobKind.RLHF:
-            counts.append(job.checkpoints)
+            counts.append(job.checkpoints - 1)
     # the estimate is 1.2 times the length on median: about planned / 1.2 evaluations happen
     expected = WORLDS[world].rlhf_evals / 1.2
     assert abs(float(np.median(counts)) - expected) <= 1.0

@@ -12,6 +12,7 @@ import pytest
 
 from evalstop.watch.slurm import MARKER, SlurmClient, SlurmRuns, job_id_of
 from evalstop.watch.slurm_jobs import FolderRule, JobFilter
+from evalstop.watch.source import Sides
 
 
 class FakeSlurm:
@@ -292,3 +293,24 @@ def test_slm5_stop_is_the_runsource_action_and_runs_carry_the_job_id(tmp_path: P
     assert lines == [
         "scancel --signal=TERM --full 1: exit 1: scancel: error: Kill job error on job id 1"
     ]
+
+
+def test_wch16_slurm_run_folders_read_the_given_side_keys(tmp_path: Path) -> None:
+    """WCH-16, SLM-2: a Slurm job's run folder is read with the side-signal keys given on the
+    command line, as every other run folder is (not only the defaults)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    lines = [json.dumps({"step": s, "score": 0.1 * s, "rm": 2.0 * s, "kl": 9.0}) for s in (1, 2)]
+    (folder / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fake = FakeSlurm()
+    fake.add(1, folder)
+    sides = Sides("rm", None, frozenset({"rm"}))
+    slurm = SlurmRuns(SlurmClient(runner=fake), JobFilter("alice"), FolderRule("workdir"),
+                      "score", sides=sides)  # fmt: skip
+    runs, problems = slurm.runs()
+    assert problems == []
+    points, _ = runs[0].sources[0].read(None)
+    assert [(p.step, p.proxy_reward, p.kl) for p in points] == [(1, 2.0, None), (2, 4.0, None)]
+    default, _ = make(fake).runs()
+    points, _ = default[0].sources[0].read(None)
+    assert [(p.proxy_reward, p.kl) for p in points] == [(None, 9.0), (None, 9.0)]

@@ -175,7 +175,8 @@ def _new_monitor(args: argparse.Namespace) -> Callable[[], Monitor]:
 
 
 def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
-    sources: list[RunSource] = [FolderRuns(roots, args.metric, args.step_column, _sides(args))]
+    sides = _sides(args)
+    sources: list[RunSource] = [FolderRuns(roots, args.metric, args.step_column, sides)]
     if args.mlflow is not None:
         from evalstop.watch.mlflow import MlflowRuns
 
@@ -183,7 +184,7 @@ def _sources(args: argparse.Namespace, roots: list[Path]) -> list[RunSource]:
             sources.append(MlflowRuns(args.mlflow, args.experiment, args.metric))
         except ImportError as error:
             raise CliError(str(error)) from None
-    slurm = slurm_runs(args, args.metric, _report)
+    slurm = slurm_runs(args, args.metric, sides, _report)
     if slurm is not None:
         sources.append(slurm)
     return sources

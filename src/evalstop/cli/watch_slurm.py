@@ -17,6 +17,7 @@ from collections.abc import Callable
 from evalstop.cli.errors import CliError
 from evalstop.watch.slurm import SlurmClient, SlurmRuns
 from evalstop.watch.slurm_jobs import JobFilter, SlurmError, parse_folder_rule
+from evalstop.watch.source import Sides
 
 __all__ = ["add_slurm_arguments", "slurm_runs"]
 
@@ -52,9 +53,10 @@ def _signal_name(text: str) -> str:
 
 
 def slurm_runs(
-    args: argparse.Namespace, metric: str, report: Callable[[str], None]
+    args: argparse.Namespace, metric: str, sides: Sides, report: Callable[[str], None]
 ) -> SlurmRuns | None:
-    """The Slurm runs the options ask for, or None without ``--slurm``.
+    """The Slurm runs the options ask for, or None without ``--slurm``; their folders are
+    read with the same side-signal keys as every other run folder (``WCH-16``).
 
     Raises:
         CliError: a bad option value, or a ``--slurm-*`` option without ``--slurm``.
@@ -79,6 +81,7 @@ def slurm_runs(
         rule,
         metric,
         step_column=args.step_column,
+        sides=sides,
         signal=_signal_name("TERM" if args.slurm_signal is None else args.slurm_signal),
         grace=grace,
         report=report,

@@ -215,7 +215,8 @@ class Job:
         steps = [obs.step for obs in self.observations]
         duration, last = self.truth.duration, steps[-1]
         # Plain loops (a job is built per run of every workload): steps strictly increase and
-        # the last is > 0; then each checkpoint_service is after the one before (from 0).
+        # the last is > 0; then each checkpoint_service is after the one before (from 0; a
+        # step-0 evaluation of the initial policy falls at service 0, MOD-3).
         increasing, previous = last > 0, steps[0]
         for step in steps[1:]:
             if step <= previous:
@@ -223,8 +224,10 @@ class Job:
                 break
             previous = step
         if not increasing:
-            raise ValueError(f"observation steps must be > 0 and strictly increase, got {steps}")
-        before = 0
+            raise ValueError(
+                f"observation steps must strictly increase and end above 0, got {steps}"
+            )
+        before = -1 if steps[0] == 0 else 0
         for step in steps:
             service = step * duration // last
             if service <= before:

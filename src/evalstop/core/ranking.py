@@ -22,6 +22,11 @@ by one a second until ``falls_until`` (``POL-8``, ``srtf-est``'s remaining estim
 as that part plus the time of ranking, which does not move, and compared at a decision's time
 after subtracting it. A job is re-keyed only when it starts, reports, or reaches its time (a
 heap of times). A policy that says neither has its running jobs sorted at each decision.
+
+Longer than 400 lines: the state's three ways to decide (first fit, the walk, an arrival after
+a settled decision, ``POL-11``) read and keep the same fields, and the walk's lazy reader of
+the running jobs (:class:`RunningTail`) exists only for it; apart, each would reach into the
+other's fields.
 """
 
 from __future__ import annotations
@@ -137,11 +142,14 @@ class PriorityState:
 
     __slots__ = (
         "_buckets",
+        "_constant",
         "_dirty",
         "_fixed",
+        "_fresh",
         "_kept",
         "_moves",
         "_moving",
+        "_pending",
         "_policy",
         "_queued",
         "_queued_gpus",
@@ -149,7 +157,9 @@ class PriorityState:
         "_running",
         "_running_gpus",
         "_seq",
+        "_settled",
         "_started",
+        "_top",
         "_total",
     )
 
@@ -170,6 +180,15 @@ class PriorityState:
         self._ranked: dict[JobId, tuple[Ranked, bool, int | None]] = {}  # entry, moving, until
         self._dirty: set[JobId] = set()  # running jobs to (re-)key at the next decision
         self._moves: list[tuple[int, JobId]] = []  # (time its key may move, job), lazy
+        # POL-11: a job's key never moves (none falls, none is re-keyed at a report, and no
+        # moves_at time is pending): the packing a decision leaves is then a fixed point
+        self._constant = (
+            self._kept and policy.falls_until is None and not policy.reschedule_on_checkpoint
+        )
+        self._settled = True  # nothing changed since the last decision but what it said
+        self._pending: set[JobId] = set()  # its starts and preemptions not told yet
+        self._fresh: list[tuple[Ranked, int]] = []  # jobs that arrived since, with their GPUs
+        self._top: Ranked | None = None  # the largest key queued before them
 
     @property
     def checkpoint_views(self) -> bool:
@@ -179,7 +198,16 @@ class PriorityState:
         # The view of a queued job does not change until it starts, and an incremental
         # policy's key of a queued job does not depend on the time (POL-6): any time will do.
         ranked = (self._policy.key(job, now=0), job.job_id)
-        self._stop_running(job.job_id)
+        job_id = job.job_id
+        if self._stop_running(job_id):  # preempted
+            if job_id in self._pending:
+                self._pending.discard(job_id)
+            else:
+                self._unsettle()
+        elif self._settled:
+            self._fresh.append((ranked, job.gpus))
+        elif self._top is None or ranked > self._top:
+            self._top = ranked
         self._queued[job.job_id] = (ranked, job.gpus)
         self._queued_gpus += job.gpus
         bucket = self._buckets.get(job.gpus)
@@ -197,30 +225,52 @@ class PriorityState:
         return True
 
     def started(self, job: JobView) -> None:
+        if job.job_id in self._pending:
+            self._pending.discard(job.job_id)
+        else:
+            self._unsettle()
         self._unqueue(job.job_id)
         if job.job_id not in self._running:
             self._running_gpus += job.gpus
             self._started[job.job_id] = self._seq
             self._seq += 1
-        self.reported(job)
+        self._note(job)
 
     def reported(self, job: JobView) -> None:
+        self._unsettle()
+        self._note(job)
+
+    def _note(self, job: JobView) -> None:
+        """A running job's new view, to be (re-)keyed at the next decision."""
         self._running[job.job_id] = job
         if self._kept:
             self._unrank(job.job_id)
             self._dirty.add(job.job_id)
 
     def ended(self, job_id: JobId) -> None:
-        if not self._unqueue(job_id):
-            self._stop_running(job_id)
+        if self._unqueue(job_id) or self._stop_running(job_id):
+            self._unsettle()
 
-    def _stop_running(self, job_id: JobId) -> None:
+    def _unsettle(self) -> None:
+        """Something changed that the last decision did not say: the next one walks."""
+        if self._settled:
+            self._settled = False
+            fresh = self._fresh
+            if fresh:
+                newest = max(fresh)[0]
+                if self._top is None or newest > self._top:
+                    self._top = newest
+                fresh.clear()
+
+    def _stop_running(self, job_id: JobId) -> bool:
         view = self._running.pop(job_id, None)
-        if view is not None:
-            self._running_gpus -= view.gpus
-            del self._started[job_id]
-            self._unrank(job_id)
-            self._dirty.discard(job_id)
+        if view is None:
+            return False
+        self._running_gpus -= view.gpus
+        del self._started[job_id]
+        self._unrank(job_id)
+        self._dirty.discard(job_id)
+        return True
 
     def _unrank(self, job_id: JobId) -> None:
         entry = self._ranked.pop(job_id, None)
@@ -270,6 +320,43 @@ class PriorityState:
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
+        fresh, top = self._fresh, self._top
+        if (
+            self._settled
+            and not self._pending
+            and self._constant
+            and not self._moves
+            and (top is None or not fresh or min(fresh)[0] > top)
+        ):
+            decision = self._arrived(free_gpus)  # POL-11
+        else:
+            decision = self._decide(time, free_gpus)
+        if fresh:
+            newest = max(fresh)[0]
+            if top is None or newest > top:
+                self._top = newest
+            fresh.clear()
+        self._settled = True
+        if decision.start or decision.preempt:
+            self._pending = {*decision.start, *decision.preempt}
+        return decision
+
+    def _arrived(self, free: int) -> Decision:
+        """``POL-11``: the decision after the last one was applied and only jobs ranked after
+        every other active job arrived: the packing of the others is the one that decision
+        left (a fixed point, with keys that did not move), so the newcomers are first fitted,
+        in key order, into the GPUs it left free, and nothing else changes."""
+        fresh = self._fresh
+        if len(fresh) > 1:
+            fresh.sort()
+        starts: list[JobId] = []
+        for ranked, gpus in fresh:
+            if gpus <= free:
+                starts.append(ranked[1])
+                free -= gpus
+        return Decision(start=tuple(starts)) if starts else _NOTHING
+
+    def _decide(self, time: int, free_gpus: int) -> Decision:
         if not self._queued:
             return _NOTHING
         if not self._policy.preemptive:

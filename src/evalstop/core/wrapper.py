@@ -12,10 +12,10 @@ from typing import Any
 
 import attrs
 
-from evalstop.core.boundary import ClusterView, EventKind, JobView
+from evalstop.core.boundary import ClusterView, EventKind, JobView, Verdict
 from evalstop.core.decision import Decision, StopOrder
 from evalstop.core.detectors import DeclineDetector, Detector
-from evalstop.core.model import JobId, JobKind
+from evalstop.core.model import JobKind
 from evalstop.core.policy import Policy, PolicyState
 
 __all__ = ["DEFAULT_WATCHED_KINDS", "EvalStop", "EvalStopState", "evalstop"]
@@ -38,10 +38,7 @@ class EvalStop:
         return f"{self.detector.name}+{self.base.name}"
 
     def _fired(self, job: JobView) -> bool:
-        if job.kind not in self.kinds or job.running_since is None:
-            return False
-        verdict = job.verdict(self.detector.name)
-        return verdict is not None and verdict.fired
+        return _fired(job, self.detector.name, self.kinds) is not None
 
     def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
         """A decision is needed when the reporting job fired, or when the base wants one."""
@@ -79,17 +76,25 @@ class EvalStopState:
     """The wrapper's per-run state: its base's state, told first about the jobs it stops.
 
     ``decide`` is :meth:`EvalStop.__call__` on the same jobs: only the reporting job can have
-    just fired, so it is stopped, the base forgets it and decides with its GPUs free.
+    just fired, so it is stopped, the base forgets it and decides with its GPUs free. The
+    changes the engine tells it go to the base's own methods, bound once (no call of the
+    wrapper's in between); the detector's name and the watched kinds are read once a run.
     """
 
-    __slots__ = ("_base", "_policy", "keeps_starts")
-
     def __init__(self, policy: EvalStop, base: PolicyState) -> None:
-        self._policy = policy
+        """The state of ``policy`` for one run, over ``base``, its base's state."""
         self._base = base
+        self._base_decide = base.decide
+        self._name = policy.detector.name
+        self._kinds = policy.kinds
         # POL-10: the wrapper starts only what its base decides, so it keeps its starts when
         # the base does
         self.keeps_starts = bool(getattr(base, "keeps_starts", False))
+        self.queued = base.queued
+        self.started = base.started
+        self.ended = base.ended
+        # the base is told a report only when it reads them (POL-6)
+        self.reported = base.reported if base.checkpoint_views else _ignore
 
     @property
     def checkpoint_views(self) -> bool:
@@ -97,31 +102,30 @@ class EvalStopState:
         # which the engine shows it whatever this says (POL-6).
         return self._base.checkpoint_views
 
-    def queued(self, job: JobView) -> None:
-        self._base.queued(job)
-
-    def started(self, job: JobView) -> None:
-        self._base.started(job)
-
-    def reported(self, job: JobView) -> None:
-        if self._base.checkpoint_views:
-            self._base.reported(job)
-
-    def ended(self, job_id: JobId) -> None:
-        self._base.ended(job_id)
-
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
-        if changed is None or not self._policy._fired(changed):
-            return self._base.decide(time, free_gpus, cause, changed)
-        name = self._policy.detector.name
-        verdict = changed.verdict(name)
-        assert verdict is not None
-        stop = StopOrder(changed.job_id, name, verdict.best_step, verdict.best_score)
+        verdict = None if changed is None else _fired(changed, self._name, self._kinds)
+        if verdict is None:
+            return self._base_decide(time, free_gpus, cause, changed)
+        assert changed is not None
+        stop = StopOrder(changed.job_id, self._name, verdict.best_step, verdict.best_score)
         self._base.ended(changed.job_id)
-        decision = self._base.decide(time, free_gpus + changed.gpus, cause, None)
+        decision = self._base_decide(time, free_gpus + changed.gpus, cause, None)
         return decision.with_stops((stop,))
+
+
+def _fired(job: JobView, name: str, kinds: frozenset[JobKind]) -> Verdict | None:
+    """The verdict of detector ``name`` on ``job`` if it fired and the wrapper stops the job
+    for it (a running job of a watched kind, ``EVS-1``, ``EVS-4``), else None."""
+    if job.kind not in kinds or job.running_since is None:
+        return None
+    verdict = job.verdict(name)
+    return verdict if verdict is not None and verdict.fired else None
+
+
+def _ignore(job: JobView) -> None:
+    """A report the base does not read."""
 
 
 def evalstop(

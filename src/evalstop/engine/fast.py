@@ -23,6 +23,7 @@ at every event, which is the cost this module exists to avoid.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from typing import Any
 
@@ -77,7 +78,7 @@ class FastSimulator:
         self._now = 0
         self.queue: list[QueueItem] = []  # a heap: the first pending event is queue[0]
         self._arrivals = Arrivals()  # the later arrivals, fed into it one by one
-        self._seq = 0
+        self._seq = itertools.count().__next__  # the next event's sequence number (ENG-2)
         self._active: dict[JobId, JobRecord] = {}
         self._running: dict[JobId, None] = {}  # start order
         self._ended: dict[JobId, JobStatus] = {}
@@ -94,8 +95,19 @@ class FastSimulator:
             start_run(total_gpus) if start_run is not None else None
         )
         # POL-10: a state whose decide takes its own starts off its queue is not told them
-        self._keeps = bool(getattr(self._policy_state, "keeps_starts", False))
+        keeps = bool(getattr(self._policy_state, "keeps_starts", False))
+        self._tell_starts = self._policy_state is not None and not keeps
         self._needs = policy.needs_decision
+        # ENG-13: a policy that keeps a state is asked once a run whether it needs a decision
+        # after an event that changed no view, for each kind of event
+        self._needs_unchanged: dict[EventKind, bool] | None = (
+            None
+            if self._policy_state is None
+            else {kind: bool(self._needs(kind, None)) for kind in EventKind}
+        )
+        unchanged = self._needs_unchanged or {}
+        self._needs_arrival = unchanged.get(_ARRIVAL, True)
+        self._needs_completion = unchanged.get(_COMPLETION, True)
         # the initial watches, immutable values: shared by every record when no detector's
         # state lives outside the record (ENG-17), else made per job
         shared = self._in_place is not None or not policy.detectors
@@ -129,8 +141,7 @@ class FastSimulator:
         if spec.gpus > self._total:
             raise EngineError(f"job {job_id} needs {spec.gpus} GPUs; the cluster has {self._total}")
         jobs[job_id] = job
-        self._arrivals.submit(self.queue, (time, _ARRIVAL_RANK, self._seq, job_id, 0, 0))
-        self._seq += 1
+        self._arrivals.submit(self.queue, (time, _ARRIVAL_RANK, self._seq(), job_id, 0, 0))
 
     def advance(self) -> bool:
         """Handle the next event; False when the queue is empty."""
@@ -187,9 +198,10 @@ class FastSimulator:
         watch has fired."""
         queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
         handle, arrival, rows, writer = self._handle, self._arrival, self._rows, self._writer
-        row, state, chunk, finish = rows.append, self._policy_state, writer.chunk, self._finish
-        detectors, folds = self._detectors, self._in_place is not None
-        quiet = state is not None and not state.checkpoint_views and (folds or not detectors)
+        row, chunk, complete, seq = rows.append, writer.chunk, self._complete, self._seq
+        state, detectors, folding = self._policy_state, self._detectors, self._in_place
+        fold = None if folding is None else folding.fold
+        quiet = state is not None and not state.checkpoint_views and (fold or not detectors)
         time, handled = self._now, 0
         try:
             while queue and queue[0][0] <= limit:
@@ -206,31 +218,26 @@ class FastSimulator:
                 record = active.get(job_id)
                 if record is None or record.epoch != epoch or record.since is None:
                     continue  # stale (ENG-7)
-                if index != record.next_index:
+                if index != record.evals_done + 1:
                     raise _out_of_order(job_id, index, record)
                 observations = record.observations
                 obs = observations[index - 1]
-                service, score, loss, step = record.next_service, obs.eval_score, obs.loss, obs.step
-                fired = folds and record.fold(step, score)
+                service, step, score = record.next_service, obs.step, obs.eval_score
                 record.evals_done, record.service, record.since = index, service, time
-                record.last_score, record.cached_view = score, None
-                if _isfinite(loss):
-                    if record.first_loss is None:
-                        record.first_loss = loss
-                    record.previous_loss, record.last_loss = record.last_loss, loss
                 row((time, _CKPT, job_id, record.gpus, index, step, score))
                 if index == record.planned:
-                    finish(record, (time, _FINISH, job_id, record.gpus, index, step, score))
+                    complete(record, (time, _FINISH, job_id, record.gpus, index, step, score))
                     continue
-                record.next_index = nxt = index + 1
-                # Job.checkpoint_service(nxt), inlined (MOD-3)
+                # Job.checkpoint_service(index + 1), inlined (MOD-3)
                 gap = observations[index].step * record.duration // record.last_step - service
                 record.next_service = service + gap
-                rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
-                push(queue, (time + gap, rank, self._seq, job_id, nxt, epoch))
-                self._seq += 1
-                if fired:
-                    self._fired(record, time)
+                rank = _COMPLETION_RANK if index + 1 == record.planned else _CHECKPOINT_RANK
+                push(queue, (time + gap, rank, seq(), job_id, index + 1, epoch))
+                if fold is not None:
+                    watch = record.folding
+                    fold(watch, step, score)
+                    if watch.fired_step is not None:
+                        self._fired(record, time)
         finally:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
@@ -263,7 +270,13 @@ class FastSimulator:
         self._consult(kind, changed)
 
     def _consult(self, kind: EventKind, changed: JobView | None) -> None:
-        if not self._needs(kind, changed):
+        """Ask for a decision after an event of ``kind`` that changed ``changed``, and apply
+        it. With a state, whether the policy needs one when no view changed is asked once a
+        run for each kind (``ENG-13``)."""
+        if changed is None and self._needs_unchanged is not None:
+            if not self._needs_unchanged[kind]:
+                return
+        elif not self._needs(kind, changed):
             return
         state = self._policy_state
         if state is None or self._check:
@@ -284,21 +297,34 @@ class FastSimulator:
         job = self._jobs.get(job_id)
         if job is None:
             raise EngineError(f"event for unknown job {job_id}")
-        if job_id in self._active:
+        active = self._active
+        if job_id in active:
             raise EngineError(f"job {job_id} arrived twice")
-        self._arrivals.arrived(self.queue, time, job_id)
+        arrivals = self._arrivals
+        fed = arrivals.fed
+        if fed is not None and fed[3] == job_id:
+            arrivals.arrived(self.queue, time, job_id)
         watches = self._fresh if self._fresh is not None else self._watches()
-        record = self._active[job_id] = JobRecord(job, self._detectors, watches, self._in_place)
+        record = active[job_id] = JobRecord(job, self._detectors, watches, self._in_place)
         self._rows.append((time, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
-        if self._policy_state is not None:
-            self._policy_state.queued(record.view())
-        self._consult(_ARRIVAL, None)
+        state = self._policy_state
+        if state is None or self._check:
+            if state is not None:
+                state.queued(record.view())
+            self._consult(_ARRIVAL, None)
+            return
+        state.queued(record.view())
+        if self._needs_arrival:  # _consult's state path, inline (one call less an event)
+            decision = state.decide(time, self._free, _ARRIVAL, None)
+            if decision.start or decision.preempt or decision.stop:
+                validate(decision, active, self._free, placed)
+                self._apply(decision)
 
     def _checkpoint(self, record: JobRecord, index: int) -> bool:
         """Fold checkpoint ``index`` into ``record``; True when it was the last one (finish)."""
         job, now = record.job, self._now
         job_id = job.job_id
-        if index != record.next_index:
+        if index != record.evals_done + 1:
             raise _out_of_order(job_id, index, record)
         obs = job.observations[index - 1]
         service = record.next_service
@@ -308,25 +334,17 @@ class FastSimulator:
         elif self._detectors:
             record.fold_report(now, index)
         record.evals_done, record.service, record.since = index, service, now
-        record.last_score = score
-        loss = obs.loss
-        if _isfinite(loss):  # boundary.record_losses: a non-finite loss changes nothing
-            if record.first_loss is None:
-                record.first_loss = loss
-            record.previous_loss, record.last_loss = record.last_loss, loss
-        record.cached_view = None
         self._rows.append((now, _CKPT, job_id, record.gpus, index, obs.step, score))
         if index == record.planned:
             self._end(record, (now, _FINISH, job_id, record.gpus, index, obs.step, score))
             return True
-        record.next_index = nxt = index + 1
+        nxt = index + 1
         record.next_service = job.checkpoint_service(nxt)
         rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
         heapq.heappush(
             self.queue,
-            (now + record.next_service - service, rank, self._seq, job_id, nxt, record.epoch),
+            (now + record.next_service - service, rank, self._seq(), job_id, nxt, record.epoch),
         )
-        self._seq += 1
         return False
 
     def _end(self, record: JobRecord, row: Row) -> None:
@@ -339,12 +357,19 @@ class FastSimulator:
             self._policy_state.ended(job_id)
         self._rows.append(row)
 
-    def _finish(self, record: JobRecord, row: Row) -> None:
+    def _complete(self, record: JobRecord, row: Row) -> None:
         """The job finishes (``row``: its time is the clock's), then the decision at its
         completion."""
-        self._now = row[0]
+        self._now = now = row[0]
         self._end(record, row)
-        self._consult(_COMPLETION, None)
+        state = self._policy_state
+        if state is None or self._check:
+            self._consult(_COMPLETION, None)
+        elif self._needs_completion:  # _consult's state path, inline
+            decision = state.decide(now, self._free, _COMPLETION, None)
+            if decision.start or decision.preempt or decision.stop:
+                validate(decision, self._active, self._free, placed)
+                self._apply(decision)
 
     def _fired(self, record: JobRecord, time: int) -> None:
         """The running job's watch fired at its checkpoint at ``time``: the policy is shown it."""
@@ -384,6 +409,16 @@ class FastSimulator:
 
     def _apply(self, decision: Decision) -> None:
         """Stops, then preemptions, then starts (the phases of ``step``)."""
+        if decision.stop:
+            self._stop(decision)
+        active = self._active
+        for job_id in decision.preempt:
+            self._preempt(active[job_id])
+        start = self._start
+        for job_id in decision.start:
+            start(active[job_id])
+
+    def _stop(self, decision: Decision) -> None:
         now, writer, state = self._now, self._writer, self._policy_state
         for order in decision.stop:
             job_id = order.job_id
@@ -408,16 +443,13 @@ class FastSimulator:
                     order.reason,
                 )
             )
-        for job_id in decision.preempt:
-            self._preempt(self._active[job_id])
-        for job_id in decision.start:
-            self._start(self._active[job_id])
 
     def _preempt(self, record: JobRecord) -> None:
         now, job_id = self._now, record.job.job_id
         assert record.since is not None
         record.service += max(0, now - record.since)  # ENG-11: the exact service is kept
         record.since = None
+        record.placement = (record.gpus, False)
         record.preemptions += 1
         record.cached_view = None
         del self._running[job_id]
@@ -427,22 +459,21 @@ class FastSimulator:
             self._policy_state.queued(record.view())
 
     def _start(self, record: JobRecord) -> None:
-        now, job = self._now, record.job
-        job_id = job.job_id
-        self._free -= record.gpus
+        now, job_id, gpus = self._now, record.job.job_id, record.gpus
+        self._free -= gpus
         self._running[job_id] = None
-        resumes_at = now + (self._overhead if record.preemptions else 0)
-        record.epoch += 1
+        resumes_at = now + self._overhead if record.preemptions else now
+        record.epoch = epoch = record.epoch + 1
         record.since = resumes_at
+        record.placement = (gpus, True)
         record.cached_view = None
-        index = record.next_index
+        index = record.evals_done + 1
         rank = _COMPLETION_RANK if index == record.planned else _CHECKPOINT_RANK
         gap = record.next_service - record.service
-        heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq, job_id, index, record.epoch))
-        self._seq += 1
-        self._rows.append((now, _START, job_id, record.gpus, record.evals_done, 0, 0.0))
-        if self._policy_state is not None and not self._keeps:
-            self._policy_state.started(record.view())
+        heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq(), job_id, index, epoch))
+        self._rows.append((now, _START, job_id, gpus, record.evals_done, 0, 0.0))
+        if self._tell_starts:
+            self._policy_state.started(record.view())  # type: ignore[union-attr]
 
 
 def _out_of_order(job_id: JobId, index: int, record: JobRecord) -> EngineError:

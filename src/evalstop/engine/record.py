@@ -2,15 +2,19 @@
 
 A :class:`JobRecord` holds what :class:`~evalstop.engine.state.ActiveJob` holds, as fields
 updated in place; its :class:`~evalstop.core.boundary.JobView` is built only when someone reads
-it (a policy, a test) and cached until the job changes again. When the policy's detectors are
-exactly one built-in rule with an in-place fold (:func:`~evalstop.core.registry.alone`), its
-watch lives in that fold's state, folded in place (spec ``ENG-17``), and is built only when
-read.
+it (a policy, a test) and cached until the job changes again. A checkpoint changes only the
+evaluations done, the service and the segment's start: the last score and the losses a view
+shows are read back from the job's reported observations when the view is built. When the
+policy's detectors are exactly one built-in rule with an in-place fold
+(:func:`~evalstop.core.registry.alone`), its watch lives in that fold's state, folded in place
+(spec ``ENG-17``), and is built only when read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalstop.core.boundary import JobView, Verdict, checkpoint_report
@@ -20,6 +24,8 @@ from evalstop.core.registry import InPlace, alone
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
 __all__ = ["JobRecord", "materialize", "placed"]
+
+_isfinite = math.isfinite
 
 
 class JobRecord:
@@ -33,19 +39,15 @@ class JobRecord:
         "duration",
         "epoch",
         "evals_done",
-        "first_loss",
         "folding",
         "gpus",
         "job",
-        "last_loss",
-        "last_score",
         "last_step",
-        "next_index",
         "next_service",
         "observations",
+        "placement",
         "planned",
         "preemptions",
-        "previous_loss",
         "service",
         "since",
     )
@@ -60,28 +62,33 @@ class JobRecord:
         """``fold`` is ``alone(detectors)`` (computed here when not given: a simulator passes
         the one it computed once)."""
         self.job = job
-        self.gpus = job.spec.gpus
+        self.gpus = gpus = job.spec.gpus
+        self.placement = (gpus, False)  # what validate reads: (GPUs, running); see placed
         self.detectors = detectors  # the policy's, aligned with watches
         self._watches = watches
         # ENG-17: a built-in rule alone keeps its watch as its in-place fold's state
         fold = alone(detectors) if fold is None and len(detectors) == 1 else fold
         self.folding: Any = None if fold is None else fold.kind(watches[0])
         self._fold = None if fold is None else fold.fold
-        self.next_index = 1
-        self.next_service = job.checkpoint_service(1)  # service at checkpoint next_index
         self.planned = job.checkpoints
-        self.observations = job.observations  # what Job.checkpoint_service reads (MOD-3)
-        self.duration, self.last_step = job.truth.duration, job.observations[-1].step
+        self.observations = observations = job.observations  # read by Job.checkpoint_service
+        self.duration = duration = job.truth.duration
+        self.last_step = last_step = observations[-1].step
+        # service at the next checkpoint: Job.checkpoint_service(1), inlined (MOD-3)
+        self.next_service = observations[0].step * duration // last_step
         self.epoch = 0
         self.evals_done = 0
         self.service = 0
         self.since: int | None = None
         self.preemptions = 0
-        self.last_score: float | None = None
-        self.first_loss: float | None = None
-        self.previous_loss: float | None = None
-        self.last_loss: float | None = None
-        self.cached_view: JobView | None = None  # set to None whenever a field changes
+        # set to None when the job starts or is preempted; a view of fewer evaluations than
+        # evals_done is stale (a checkpoint changes nothing else a view shows)
+        self.cached_view: JobView | None = None
+
+    @property
+    def next_index(self) -> int:
+        """The checkpoint the job reaches next (1-based)."""
+        return self.evals_done + 1
 
     @property
     def watches(self) -> tuple[Watch[Any], ...]:
@@ -136,11 +143,42 @@ class JobRecord:
             ),
         )
 
+    def reported(self) -> tuple[float | None, float | None, float | None, float | None]:
+        """The last score and the first, previous and last finite losses of the checkpoints
+        reported so far, as ``boundary.record_losses`` folds them (a non-finite loss changes
+        none of them): read back from the observations, from the newest, O(1) unless losses
+        are missing."""
+        done = self.evals_done
+        if not done:
+            return None, None, None, None
+        observations = self.observations
+        last = previous = None
+        at = done - 1
+        while at >= 0:
+            loss = observations[at].loss
+            if _isfinite(loss):
+                if last is None:
+                    last = loss
+                else:
+                    previous = loss
+                    break
+            at -= 1
+        first = last
+        if previous is not None:
+            for obs in observations[: at + 1]:
+                if _isfinite(obs.loss):
+                    first = obs.loss
+                    break
+        return observations[done - 1].eval_score, first, previous, last
+
     def view(self) -> JobView:
-        """The job's view (built on demand, then cached until a field changes)."""
+        """The job's view (built on demand, then cached until the job changes)."""
         view = self.cached_view
-        if view is None:
+        if view is None or view.evals_done != self.evals_done:
             spec = self.job.spec
+            score = first = previous = last = None
+            if self.evals_done:
+                score, first, previous, last = self.reported()
             view = self.cached_view = JobView(
                 spec.job_id,
                 spec.kind,
@@ -154,11 +192,11 @@ class JobRecord:
                 self.service,
                 self.since,
                 self.preemptions,
-                self.last_score,
-                self.first_loss,
-                self.previous_loss,
-                self.last_loss,
-                self.verdicts(),
+                score,
+                first,
+                previous,
+                last,
+                self.verdicts() if self.detectors else (),
             )
         return view
 
@@ -193,7 +231,6 @@ def materialize(
     )
 
 
-def placed(record: JobRecord) -> tuple[int, bool]:
-    """A record's GPUs and whether it runs, as :func:`~evalstop.engine.validate.validate`
-    reads them."""
-    return record.gpus, record.since is not None
+placed: Callable[[JobRecord], tuple[int, bool]] = operator.attrgetter("placement")
+"""A record's GPUs and whether it runs, as :func:`~evalstop.engine.validate.validate` reads
+them (the engine sets ``placement`` when the job starts and when it is preempted)."""

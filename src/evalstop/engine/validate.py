@@ -43,25 +43,38 @@ def validate(
         if wanted > free:
             raise InvalidDecisionError(f"starts need {wanted} GPUs but only {free} would be free")
         return
-    named = [o.job_id for o in stop] + list(preempt) + list(start)
+    named = [o.job_id for o in stop]
+    named.extend(preempt)
+    named.extend(start)
     if len(named) != len(set(named)):
         raise InvalidDecisionError(f"a job is named twice in {decision}")
-
-    def gpus_of(job_id: JobId, running: bool | None, verb: str, state: str) -> tuple[int, bool]:
-        job = active.get(job_id)
-        where = None if job is None else placed(job)
-        if where is None or (running is not None and where[1] != running):
-            raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
-        return where
-
     freed = 0
-    for order in decision.stop:
-        gpus, runs = gpus_of(order.job_id, None, "stop", "active")
-        freed += gpus if runs else 0
-    for job_id in decision.preempt:
-        freed += gpus_of(job_id, True, "preempt", "running")[0]
-    wanted = sum(gpus_of(job_id, False, "start", "queued")[0] for job_id in decision.start)
+    for order in stop:
+        freed += _gpus_of(active, placed, order.job_id, None, "stop", "active")
+    for job_id in preempt:
+        freed += _gpus_of(active, placed, job_id, True, "preempt", "running")
+    wanted = 0
+    for job_id in start:
+        wanted += _gpus_of(active, placed, job_id, False, "start", "queued")
     if wanted > free + freed:
         raise InvalidDecisionError(
             f"starts need {wanted} GPUs but only {free + freed} would be free"
         )
+
+
+def _gpus_of(
+    active: Mapping[JobId, T],
+    placed: Callable[[T], tuple[int, bool]],
+    job_id: JobId,
+    running: bool | None,
+    verb: str,
+    state: str,
+) -> int:
+    """The GPUs ``job_id`` frees (stopped or preempted) or asks for (started): those it holds
+    or asks for, 0 for a stopped queued job; raises unless it is active and, when
+    ``running`` is given, running or queued as that says."""
+    job = active.get(job_id)
+    where = None if job is None else placed(job)
+    if where is None or (running is not None and where[1] != running):
+        raise InvalidDecisionError(f"cannot {verb} job {job_id}: it is not {state}")
+    return where[0] if running is not None or where[1] else 0

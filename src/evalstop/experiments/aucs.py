@@ -1,5 +1,6 @@
 """Mann-Whitney AUCs for the leakage audit (spec ``LEAK-1``, ``LEAK-5``): plain, folded and
-within strata, and which hacking jobs turned before their first checkpoint.
+within strata, which checkpoint of a job is its first trained one, and which hacking jobs
+turned before it.
 
 Shared by :mod:`evalstop.experiments.leakage` and :mod:`evalstop.experiments.learned` (which
 imports nothing of the audit itself, so the two do not import each other).
@@ -14,7 +15,14 @@ import numpy as np
 
 from evalstop.core.model import Job
 
-__all__ = ["STRATA", "fold", "mann_whitney_auc", "stratified_auc", "turned_before_first"]
+__all__ = [
+    "STRATA",
+    "first_trained",
+    "fold",
+    "mann_whitney_auc",
+    "stratified_auc",
+    "turned_before_first",
+]
 
 STRATA = 40
 """Quantile strata of the estimate within which
@@ -80,8 +88,15 @@ def stratified_auc(
     return fold(wins / pairs) if folded else wins / pairs
 
 
+def first_trained(job: Job) -> int:
+    """The 1-based index of ``job``'s first checkpoint after step 0: 2 when it evaluates its
+    initial policy at step 0 (``WRK-7``, ``CRV-14``), else 1 (the audit's *first
+    checkpoint*, spec ``LEAK``)."""
+    return 2 if job.observations[0].step == 0 else 1
+
+
 def turned_before_first(job: Job) -> bool:
-    """Whether a hacking job's turn (hidden) precedes its first checkpoint: its label shows in
-    its first eval score as its collapse, not as a leak (CRV-6, LEAK-5)."""
+    """Whether a hacking job's turn (hidden) precedes its first trained checkpoint: its label
+    shows in its first trained eval score as its collapse, not as a leak (CRV-6, LEAK-5)."""
     turn = job.truth.peak_fraction * job.truth.total_steps
-    return job.truth.hacking and turn < job.observations[0].step
+    return job.truth.hacking and turn < job.observations[first_trained(job) - 1].step

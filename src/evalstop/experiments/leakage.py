@@ -21,6 +21,11 @@ jobs of generated workloads (spec ``LEAK``):
   checkpoint, placed by the estimate, carries that link into every curve's level. The audit
   prints the link and judges the curves on what they say beyond it.
 
+A job's *first checkpoint* here is its first one after step 0 (:func:`first_trained`): the
+step-0 evaluation of its initial policy (``WRK-7``, ``CRV-14``) falls at service 0 for every
+job and is drawn before anything that depends on its label or length; the learned predictors
+see its values too.
+
 This module reads hidden truth (labels, durations), as metrics do; it never feeds a policy.
 """
 
@@ -33,9 +38,10 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from evalstop.core.model import Job, JobKind
+from evalstop.core.model import Job, JobKind, Observation
 from evalstop.experiments.aucs import (
     STRATA,
+    first_trained,
     fold,
     mann_whitney_auc,
     stratified_auc,
@@ -54,6 +60,7 @@ __all__ = [
     "Leakage",
     "audit",
     "first_checkpoint",
+    "first_trained",
     "fold",
     "label_aucs",
     "label_aucs_given_estimate",
@@ -83,31 +90,38 @@ LINK_OBSERVABLES = ("estimated_duration", "eval_interval", "service", "step")
 shows in them, and the audit prints it rather than judging it."""
 
 
+def _first(job: Job) -> Observation:
+    """The report of ``job``'s first trained checkpoint (spec ``LEAK``: after step 0)."""
+    return job.observations[first_trained(job) - 1]
+
+
+def _service(job: Job) -> float:
+    return float(job.checkpoint_service(first_trained(job)))
+
+
 def _proxy(job: Job) -> float:
-    value = job.observations[0].proxy_reward
+    value = _first(job).proxy_reward
     return math.nan if value is None else value
 
 
 def _kl(job: Job) -> float:
-    value = job.observations[0].kl
+    value = _first(job).kl
     return math.nan if value is None else value
 
 
 LABEL_OBSERVABLES: Mapping[str, Callable[[Job], float]] = {
-    "eval_score": lambda job: job.observations[0].eval_score,
+    "eval_score": lambda job: _first(job).eval_score,
     "proxy_reward": _proxy,
     "kl": _kl,
-    "loss": lambda job: job.observations[0].loss,
-    "step": lambda job: float(job.observations[0].step),
-    "service": lambda job: float(job.checkpoint_service(1)),
+    "loss": lambda job: _first(job).loss,
+    "step": lambda job: float(_first(job).step),
+    "service": _service,
     "estimated_duration": lambda job: float(job.spec.estimated_duration),
-    "estimated_progress": lambda job: min(
-        1.0, job.checkpoint_service(1) / job.spec.estimated_duration
-    ),
+    "estimated_progress": lambda job: min(1.0, _service(job) / job.spec.estimated_duration),
     "gpus": lambda job: float(job.spec.gpus),
     "eval_interval": lambda job: float(job.spec.eval_interval),
 }
-"""What a platform sees of a job at its first checkpoint, by name."""
+"""What a platform sees of a job at its first trained checkpoint, by name."""
 
 
 def label_aucs_given_estimate(jobs: Sequence[Job], *, pre_turn: bool = True) -> dict[str, float]:
@@ -157,8 +171,8 @@ def label_aucs(jobs: Sequence[Job]) -> dict[str, float]:
 
 def _columns(jobs: Sequence[Job]) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     estimate = np.array([job.spec.estimated_duration for job in jobs], dtype=np.float64)
-    service = np.array([job.checkpoint_service(1) for job in jobs], dtype=np.float64)
-    step = np.array([job.observations[0].step for job in jobs], dtype=np.float64)
+    service = np.array([_service(job) for job in jobs], dtype=np.float64)
+    step = np.array([_first(job).step for job in jobs], dtype=np.float64)
     duration = np.array([job.truth.duration for job in jobs], dtype=np.float64)
     return estimate, service, step, duration
 

@@ -4,11 +4,12 @@ The simple predictors of ``LEAK-2`` use the estimate, the service and the step; 
 give a length away through its *rates* (a run twice as long that is the same curve stretched
 rises half as fast per step), which no such predictor sees. Here a gradient-boosting model
 (scikit-learn's ``GradientBoostingRegressor`` / ``Classifier``, fixed seed, defaults) sees
-every observable over the first 1 and the first 3 checkpoints: the estimate, the evaluation
-interval, the GPUs, and at each checkpoint its step, service, eval score, loss, proxy
-reward and KL, with their per-step slopes between checkpoints. It is fitted per job kind on the
-even-numbered jobs and scored on the odd ones, over the jobs still running after their k-th
-checkpoint (a job that has ended has told its length).
+every observable over the first 1 and the first 3 checkpoints after step 0: the estimate, the
+evaluation interval, the GPUs, the step-0 evaluation of the initial policy (``CRV-14``), and at
+each checkpoint its step, service, eval score, loss, proxy reward and KL, with their per-step
+slopes between checkpoints. It is fitted per job kind on the even-numbered jobs and scored on
+the odd ones, over the jobs still running after their k-th checkpoint (a job that has ended has
+told its length).
 
 scikit-learn is an optional dependency (the ``audit`` extra, and the ``test`` group):
 :func:`learned_audit` returns None without it, and the report says so.
@@ -26,12 +27,19 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstop.core.model import Job, JobKind
-from evalstop.experiments.aucs import fold, mann_whitney_auc, stratified_auc, turned_before_first
+from evalstop.experiments.aucs import (
+    first_trained,
+    fold,
+    mann_whitney_auc,
+    stratified_auc,
+    turned_before_first,
+)
 
 __all__ = [
     "CHECKPOINTS",
     "LearnedAudit",
     "features",
+    "initial",
     "learned_audit",
 ]
 
@@ -70,25 +78,37 @@ def _slope(a: float, b: float, da: float, db: float) -> float:
 
 
 def features(job: Job, k: int) -> list[float]:
-    """Every observable of ``job`` over its first ``k`` checkpoints, as numbers.
+    """Every observable of ``job`` over its first ``k`` checkpoints after step 0, as numbers.
 
-    The estimate, interval and GPUs, then per checkpoint its step, service, eval score, loss,
-    proxy reward and KL (0 when the job has none), then the per-step slopes of eval score,
-    loss, proxy and KL between consecutive checkpoints.
+    The estimate, interval and GPUs, the step-0 evaluation's eval score, loss and proxy reward
+    (:func:`initial`), then per checkpoint its step, service, eval score, loss, proxy reward and
+    KL (0 when the job has none), then the per-step slopes of eval score, loss, proxy and KL
+    between consecutive checkpoints.
     """
     spec = job.spec
     out = [math.log(spec.estimated_duration), math.log(spec.eval_interval), float(spec.gpus)]
+    out += initial(job)
     rows = []
-    for i in range(k):
-        obs = job.observations[i]
+    first = first_trained(job)
+    for i in range(first, first + k):
+        obs = job.observations[i - 1]
         proxy = 0.0 if obs.proxy_reward is None else obs.proxy_reward
         kl = 0.0 if obs.kl is None else obs.kl
         rows.append((float(obs.step), obs.eval_score, obs.loss, proxy, kl))
-        out += [math.log(obs.step), math.log(job.checkpoint_service(i + 1))]
+        out += [math.log(obs.step), math.log(job.checkpoint_service(i))]
         out += [obs.eval_score, obs.loss, proxy, kl]
     for (s0, *a), (s1, *b) in itertools.pairwise(rows):
         out += [_slope(x, y, s0, s1) for x, y in zip(a, b, strict=True)]
     return out
+
+
+def initial(job: Job) -> list[float]:
+    """The step-0 evaluation's eval score, loss and proxy reward (0 for a missing one, all 0
+    for a job without a step-0 evaluation)."""
+    if first_trained(job) == 1:
+        return [0.0, 0.0, 0.0]
+    obs = job.observations[0]
+    return [obs.eval_score, obs.loss, 0.0 if obs.proxy_reward is None else obs.proxy_reward]
 
 
 def _median_error(forecast: FloatArray, truth: FloatArray) -> float:
@@ -107,7 +127,9 @@ def _length_errors(jobs: Sequence[Job], k: int) -> tuple[float, float]:
     learned: list[FloatArray] = []
     by_estimate: dict[str, list[FloatArray]] = {"learned": [], "ratio": [], "loglinear": []}
     for kind in JobKind:
-        eligible = [j for j in jobs if j.spec.kind is kind and len(j.observations) > k]
+        eligible = [
+            j for j in jobs if j.spec.kind is kind and j.checkpoints >= first_trained(j) + k
+        ]
         train = [j for j in eligible if j.job_id % 2 == 0]
         test = [j for j in eligible if j.job_id % 2 == 1]
         if len(train) < 20 or len(test) < 20:
@@ -133,9 +155,10 @@ def _length_errors(jobs: Sequence[Job], k: int) -> tuple[float, float]:
 
 
 def _curve(job: Job) -> list[float]:
-    obs = job.observations[0]
+    """The first trained checkpoint's eval score, loss, proxy and KL, and the step-0 values."""
+    obs = job.observations[first_trained(job) - 1]
     proxy = 0.0 if obs.proxy_reward is None else obs.proxy_reward
-    return [obs.eval_score, obs.loss, proxy, 0.0 if obs.kl is None else obs.kl]
+    return [obs.eval_score, obs.loss, proxy, 0.0 if obs.kl is None else obs.kl, *initial(job)]
 
 
 def _label_fold(train: Sequence[Job], test: Sequence[Job]) -> tuple[float, float]:

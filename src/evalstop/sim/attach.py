@@ -20,7 +20,7 @@ law is the synthetic world's own, nothing is fitted to a trace:
   steps of the kind's seconds per step, at least one); a record with one keeps it and its
   duration. The evaluation interval in steps is the record's, or WRK-7's (estimated steps
   over the planned evaluations), widened so that a job makes at most :data:`MAX_EVALS`
-  evaluations and they are at least a second of service apart.
+  evaluations after its step-0 one and they are at least a second of service apart.
 
 Seeding follows WRK-1: one ``SeedSequence(seed)``, and job ``i``'s kind, label and estimate
 from one stream keyed by ``i``, its curves from another (``i`` = rank in arrival order): a job
@@ -45,6 +45,7 @@ from evalstop.sim.workload import (
     GPU_CHOICES,
     SECONDS_PER_STEP,
     WorkloadConfig,
+    checkpoint_steps,
     curve_stream,
     schedule,
 )
@@ -53,8 +54,8 @@ from evalstop.sim.worlds import PAPER, World, world_named
 __all__ = ["MAX_EVALS", "AttachRule", "TableWorkload", "kind_posterior", "workload_from_records"]
 
 MAX_EVALS = 1_000
-"""At most this many evaluations a job: a table's interval is widened beyond it (bounds the
-memory of a month-long job evaluated every few steps)."""
+"""At most this many evaluations a job after step 0: a table's interval is widened beyond it
+(bounds the memory of a month-long job evaluated every few steps)."""
 
 
 def _to_world(value: str | World) -> World:
@@ -176,7 +177,7 @@ def _schedule(
         interval = record.eval_interval
     # At most MAX_EVALS evaluations, and at least a second of service between two of them.
     interval = max(interval, math.ceil(total / MAX_EVALS), math.ceil(total / duration))
-    return duration, estimate, interval, [*range(interval, total, interval), total]
+    return duration, estimate, interval, checkpoint_steps(interval, total)
 
 
 def _job(

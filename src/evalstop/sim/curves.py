@@ -8,8 +8,9 @@ length (:mod:`evalstop.sim.clock`):
 - its rise tops out at ``S = a P N'`` steps, ``P ~ U(1.5, 4)`` and ``N'`` an independent length
   from its kind's step law, ``a`` the world's stretch (1 in ``paper``; set from the plateau
   share in ``calibrated``). Before its turn its true quality is ``q0 + G y(s)`` with
-  ``y(s) = g(min(s / S, 1)) / g(1 / P)`` (Gao's RL gold curve ``g(x) = x (1 - ln x)``, so that
-  ``y = 1`` at ``s = a N'``) plus a bounded residual rise after ``S`` (``CRV-1``);
+  ``y(s) = g(min(s / S, 1))`` (Gao's RL gold curve ``g(x) = x (1 - ln x)``: 0 for the initial
+  policy at step 0, 1 at the top, so ``G`` is the gain from the initial policy to the top)
+  plus a bounded residual rise after ``S`` (``CRV-1``, ``CRV-14``);
 - an RLHF run turns at its turn step ``T`` (``CRV-9``); it *hacks* when ``T`` falls before its
   last step, and then collapses in Gao's post-peak shape at ``kappa`` times his speed,
   ``q0 + G y(T) g(1 + kappa (s - T) / T)``, continued below ``q0`` by an exponential decay
@@ -303,14 +304,13 @@ def rlhf_draw(
     eval_eps = rng.standard_normal(len(s))
     proxy_eps = rng.standard_normal(len(s))
     top = rise_peak * length
-    norm = (1.0 - math.log(1.0 / rise_peak)) / rise_peak
-    normalised = rise(s, top, norm)
+    normalised = rise(s, top)
     if math.isfinite(drop):
         normalised *= step_factor(s, drop, level)
     turn = plan.turn
     hacking = turn < s[-1]
     if hacking:
-        at_turn = rise_at(turn, top, norm, drop, level)
+        at_turn = rise_at(turn, top, drop, level)
         quality = collapse(s, normalised, turn, at_turn, world.decline_rate, q0, gain)
     else:
         quality = q0 + gain * normalised

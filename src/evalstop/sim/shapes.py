@@ -50,26 +50,24 @@ def gold_shape(x: FloatArray) -> FloatArray:
     return np.where(x > 0, x * (1.0 - np.log(safe)), 0.0)
 
 
-def rise(s: FloatArray, top: float, norm: float) -> FloatArray:
-    """``y(s)``: Gao's rise to its top at ``top`` steps, over ``norm``, then the residual
-    (steps are >= 1, so ``x > 0`` and :func:`gold_shape`'s formula applies directly)."""
-    x = np.minimum(s / top, 1.0)
-    out: FloatArray = x * (1.0 - np.log(x))
+def rise(s: FloatArray, top: float) -> FloatArray:
+    """``y(s)``: Gao's rise from 0 at step 0 (the initial policy, ``g(0) = 0``) to 1 at its
+    top at ``top`` steps, then the residual (``CRV-1``)."""
+    out: FloatArray = gold_shape(np.minimum(s / top, 1.0))
     if s[-1] > top:
         out += PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
-    out /= norm
     return out
 
 
-def rise_at(s: float, top: float, norm: float, drop: float, level: float) -> float:
-    """:func:`rise` times :func:`step_factor` at one step ``s``."""
+def rise_at(s: float, top: float, drop: float, level: float) -> float:
+    """:func:`rise` times :func:`step_factor` at one step ``s > 0``."""
     x = min(s / top, 1.0)
     y = x * (1.0 - math.log(x)) + PLATEAU_SLOPE * (1.0 - top / max(s, top))
     factor = 1.0
     if math.isfinite(drop):
         jump = 1.0 - math.exp(-max(s - drop, 0.0) / (JUMP_WIDTH * drop))
         factor = level + (1.0 - level) * jump
-    return y / norm * factor
+    return y * factor
 
 
 def step_factor(s: FloatArray, drop: float, level: float) -> FloatArray:

@@ -57,6 +57,7 @@ __all__ = [
     "SECONDS_PER_STEP",
     "Workload",
     "WorkloadConfig",
+    "checkpoint_steps",
     "curve_seeds",
     "curve_stream",
     "draw_run",
@@ -245,12 +246,20 @@ def schedule(
 
     The run is ``max(1, drawn_duration // SECONDS_PER_STEP[kind])`` whole steps; the interval
     is the estimated steps over the planned evaluations, rounded, at least 1; checkpoints fall
-    at every multiple of the interval before the end and at the last step.
+    at step 0 (the initial policy), at every multiple of the interval before the end and at
+    the last step (:func:`checkpoint_steps`).
     """
     per_step = SECONDS_PER_STEP[kind]
     total_steps = max(1, drawn_duration // per_step)
     interval = max(1, round(estimate / per_step / config.planned_evals(kind)))
-    return total_steps * per_step, interval, [*range(interval, total_steps, interval), total_steps]
+    return total_steps * per_step, interval, checkpoint_steps(interval, total_steps)
+
+
+def checkpoint_steps(interval: int, total_steps: int) -> list[int]:
+    """The steps at which a run of ``total_steps`` steps evaluates every ``interval`` steps
+    (WRK-7): its initial policy at step 0, every multiple of the interval before its end, and
+    its last step."""
+    return [0, *range(interval, total_steps, interval), total_steps]
 
 
 def _jobs(

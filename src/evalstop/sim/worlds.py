@@ -77,8 +77,8 @@ class World:
         plateau_share: the share of healthy RLHF runs (at the default hacking share) whose
             rise tops out before the last 40% of their steps; it sets the rise scale's stretch
             (``CRV-8``); None keeps the stretch at 1 (the share follows from the laws).
-        rlhf_evals: evaluations a user plans over an RLHF run's estimated length (DPO and LoRA
-            plan half as many).
+        rlhf_evals: evaluations a user plans over an RLHF run's estimated length after its
+            step-0 evaluation (``WRK-7``; DPO and LoRA plan half as many).
         eval_noise: the default eval noise sigma, as a fraction of a run's gain (its median
             over runs).
         noise_spread: a run's noise multiplier ``m`` is log-uniform on ``(low, high)``
@@ -119,7 +119,7 @@ CALIBRATED: Final = World(
     turn_range=(0.11, 0.67),
     decline_rate=2.26,
     plateau_share=0.82,
-    rlhf_evals=12,
+    rlhf_evals=10,
     eval_noise=0.106,
     noise_spread=(0.562, 1.779),
     step_share=0.2,
@@ -130,10 +130,12 @@ CALIBRATED: Final = World(
 ``calibration.out``; CRV-7 lists each statistic): hacking peaks at 0.11 to 0.67 of the run,
 half the gain lost 0.511 peak-times after the peak (kappa 2.26, 17 hacking curves), 9 of 11
 healthy runs plateau, noise 0.106 of the gain (0.562 to 1.779 times that over the 11 healthy
-curves), a median of 10 evaluations per run (12 planned over an estimate that is 1.2 times the
-length on median); 2 of the 10 healthy supervised runs of ``tests/data/healthy-supervised``
-document a learning-rate drop after a plateau (at 0.43 and 0.71 of the run, reaching 0.77 and
-0.84 of their gain before it)."""
+curves), a median of 9 evaluations per run after step 0 (10 planned over an estimate that is
+1.2 times the length on median, 9 x 1.2 rounded down: a run evaluates at its last step too,
+so it makes its planned intervals over its length rounded up; every run also evaluates its
+initial policy at step 0, as 25 of the 28 real curves do); 2 of the 10 healthy supervised
+runs of ``tests/data/healthy-supervised`` document a learning-rate drop after a plateau (at
+0.43 and 0.71 of the run, reaching 0.77 and 0.84 of their gain before it)."""
 
 WORLDS: Final[Mapping[str, World]] = {world.name: world for world in (PAPER, CALIBRATED)}
 """The named worlds, by name."""

@@ -26,7 +26,7 @@ from typing import Any
 
 from evalstop.watch.folders import run_sources
 from evalstop.watch.slurm_jobs import FolderRule, JobFilter, SlurmJob, parse_squeue
-from evalstop.watch.source import Run
+from evalstop.watch.source import Run, Sides
 
 __all__ = ["MARKER", "PREFIX", "SlurmClient", "SlurmRuns", "job_id_of"]
 
@@ -39,6 +39,8 @@ MARKER = "evalstop-stop.json"
 Runner = Callable[[Sequence[str], float], tuple[int, str, str]]
 """Runs an argv with a timeout: ``(exit code, stdout, stderr)``; raises ``OSError`` or
 ``subprocess.TimeoutExpired``."""
+
+_DEFAULT_SIDES = Sides()
 
 
 def _run(argv: Sequence[str], timeout: float) -> tuple[int, str, str]:
@@ -121,6 +123,7 @@ class SlurmRuns:
         rule: where a job's run folder is (``SLM-2``).
         metric: the metric the sources read.
         step_column: the step column or key of CSV and JSONL logs.
+        sides: the side signals read beside the metric (``WCH-16``), as for run folders.
         signal: the signal a stop sends first (a name Slurm knows: TERM, USR1, INT...).
         grace: seconds after the signal before ``scancel``.
         clock: wall-clock seconds (the grace is measured with it, across restarts).
@@ -135,6 +138,7 @@ class SlurmRuns:
         metric: str,
         *,
         step_column: str | None = None,
+        sides: Sides = _DEFAULT_SIDES,
         signal: str = "TERM",
         grace: float = 30.0,
         clock: Callable[[], float] = time.time,
@@ -143,7 +147,7 @@ class SlurmRuns:
         self._client, self._filter, self._rule = client, job_filter, rule
         self._report = report
         self._lock = threading.Lock()  # stop() runs in an action thread, runs() in the loop
-        self._metric, self._step_column = metric, step_column
+        self._metric, self._step_column, self._sides = metric, step_column, sides
         self._signal, self._grace, self._clock = signal, grace, clock
         self._running: dict[int, SlurmJob] = {}
         self._folders: dict[int, Path] = {}
@@ -160,7 +164,7 @@ class SlurmRuns:
         for job in sorted(self._running.values(), key=lambda j: j.job_id):
             try:
                 folder = _folder(job, self._rule)
-                sources = run_sources(folder, self._metric, self._step_column)
+                sources = run_sources(folder, self._metric, self._step_column, self._sides)
             except (ValueError, OSError) as error:
                 problems.append(f"slurm job {job.job_id} ({job.name}): {error}")
                 continue
