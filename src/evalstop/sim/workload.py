@@ -349,16 +349,12 @@ def _swept(configs: Sequence[WorkloadConfig], fields: str) -> tuple[WorkloadConf
     """``configs``, checked to differ in ``fields`` only."""
     if not configs:
         raise ValueError("a workload sweep needs at least one config")
-    share = "hacking_share" in fields
-    rest = [
-        attrs.evolve(c, eval_noise=None, hacking_share=1.0 if share else c.hacking_share)
-        for c in configs
-    ]
-    for config, other in zip(configs[1:], rest[1:], strict=True):
-        if other != rest[0]:
-            raise ValueError(
-                f"configs of a sweep differ in {fields} only: {config!r} differs in more"
-            )
+    share = 1.0 if "hacking_share" in fields else None
+    first, *others = (
+        attrs.evolve(c, eval_noise=None, hacking_share=share or c.hacking_share) for c in configs
+    )
+    if any(other != first for other in others):
+        raise ValueError(f"configs of a sweep differ in {fields} only, these in more: {configs!r}")
     return tuple(configs)
 
 
