@@ -22,6 +22,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from evalstop.sim.clock import LATE_SHARE, PLATEAU_GAIN
 from evalstop.sim.curves import HALF_LOSS_X
 from evalstop.traces.corpus import catalogue, default_data_dir, read_label
 
@@ -43,13 +44,6 @@ __all__ = [
     "step_drops",
 ]
 
-LATE_SHARE = 0.4
-"""A healthy curve *plateaus* when, over the last 40% of its steps, its 3-point mean gains
-less than :data:`PLATEAU_GAIN` of its total gain (set before looking at the curves: "no
-visible progress in the last part of the run", beyond digitisation noise)."""
-
-PLATEAU_GAIN = 0.1
-"""See :data:`LATE_SHARE`."""
 
 SUPERVISED = Path(__file__).resolve().parents[2] / "tests" / "data" / "healthy-supervised"
 """The healthy supervised curves, the only ones whose sources document their schedules."""
@@ -130,6 +124,9 @@ def _half_loss_ratio(fractions: np.ndarray, values: np.ndarray, peak: int, gain:
 
 
 def _plateaus(fractions: np.ndarray, values: np.ndarray) -> bool:
+    """Whether a curve plateaus: over the last :data:`LATE_SHARE` of its steps its 3-point mean
+    gains less than :data:`PLATEAU_GAIN` of its total gain (the rule lives in
+    :mod:`evalstop.sim.clock`, which fits the calibrated world's stretch to it, ``CRV-8``)."""
     smooth = values.copy()
     smooth[1:-1] = (values[:-2] + values[1:-1] + values[2:]) / 3
     late = int(np.searchsorted(fractions, 1.0 - LATE_SHARE))

@@ -63,7 +63,11 @@ VARIANTS = (
     Variant("40 evaluations per run", PAPER, evals_per_run=40),
     toward(f"calibrated collapse speed (kappa {CALIBRATED.decline_rate:g})", "decline_rate"),
     toward("calibrated turn range U({:g}, {:g})".format(*CALIBRATED.turn_range), "turn_range"),
-    toward(f"calibrated plateau share {CALIBRATED.plateau_share:g}", "plateau_share"),
+    toward(
+        f"calibrated rise (on the planned steps, plateau share {CALIBRATED.plateau_share:g})",
+        "plateau_share",
+        "rise_on_plan",
+    ),
     toward(
         "calibrated noise spread logU({:g}, {:g})".format(*CALIBRATED.noise_spread),
         "noise_spread",

@@ -4,8 +4,10 @@
 (default 500) and prints: the hacking share and the labels at each evaluation density; the
 distribution of the ``R^2`` of Gao's RL form ``R(d) = d (alpha - beta log d)``,
 ``d = sqrt(KL)``, fitted to each run's exact gold against its exact KL (hacking and healthy);
-the eval noise over the gain of healthy runs (the real corpus's estimator: median absolute
-second difference / 0.6745 / sqrt 6, over the exact gain); where hacking runs peak; the
+the eval noise over the gain of healthy runs with the real corpus's own estimator
+(``calibration.py``'s ``noise_sd`` over the observed gain, maximum minus first observed score,
+on the observed scores), with the step-0 point (as the real curves have theirs) and without it;
+where hacking runs peak; the
 hacking share and the KL at the gold peak by KL coefficient, proxy samples and capacity (Gao's
 qualitative findings); and, from the label counts of the first runs of the ``test`` split
 (the docs may read it, ``GYM-8``), the half-width of a 95% Wilson interval on a rate over its
@@ -25,12 +27,15 @@ from pathlib import Path
 import numpy as np
 from calibration import noise_sd
 
+from evalstop.experiments.scoreboard.gym import GYM_RUNS
 from evalstop.gym import Checkpoint, LabelledRun, RunConfig, RunResult, Truth, generate_split
 from evalstop.gym.gao import fit_gao
 
-__all__ = ["main", "noise_sd", "read_runs", "render", "wilson_half_width"]
+__all__ = ["main", "noise_sd", "observed_ratio", "read_runs", "render", "wilson_half_width"]
 
 QUANTILES = (5, 10, 25, 50, 75, 90, 95)
+LOW, HIGH = 0.03, 0.45
+"""The real corpus's range of eval noise over gain (issue 22)."""
 
 
 def read_runs(folder: Path) -> list[LabelledRun]:
@@ -44,6 +49,13 @@ def read_runs(folder: Path) -> list[LabelledRun]:
         run = RunResult(RunConfig(**truth["params"]), checkpoints, hidden)
         runs.append(LabelledRun(run, truth["label"]))
     return runs
+
+
+def observed_ratio(values: Sequence[float]) -> float:
+    """The corpus's noise over gain of one observed curve (``calibration.py``: ``noise_sd``
+    over the maximum minus the first value); NaN without a gain."""
+    gain = max(values) - values[0]
+    return noise_sd(values) / gain if gain > 0 else math.nan
 
 
 def wilson_half_width(p: float, n: int, z: float = 1.959964) -> float:
@@ -114,18 +126,20 @@ def render(runs: Sequence[LabelledRun], test_counts: dict[str, int] | None) -> s
         f"Gao fit, hacking: median alpha {np.median(alphas):.3f}, "
         f"median beta {np.median(betas):.3f}"
     )
-    ratios = []
-    for r in healthy:
-        quality = r.run.truth.quality
-        gain = max(quality) - quality[0]
-        if gain > 0:
-            ratios.append(noise_sd([c.eval_score for c in r.run.checkpoints]) / gain)
-    inside = sum(0.03 <= x <= 0.45 for x in ratios)
-    out.append(f"eval noise / gain, healthy ({len(ratios)} runs with a gain): {_quantiles(ratios)}")
-    out.append(
-        f"  within the real corpus's 0.03-0.45: {inside} of {len(ratios)} "
-        f"({inside / len(ratios):.0%})"
-    )
+    for name, first in (("with the step-0 point", 0), ("without it", 1)):
+        ratios = [
+            observed_ratio([c.eval_score for c in r.run.checkpoints][first:]) for r in healthy
+        ]
+        finite = [x for x in ratios if math.isfinite(x)]
+        inside = sum(LOW <= x <= HIGH for x in finite)
+        out.append(
+            f"eval noise / observed gain, healthy, {name} ({len(finite)} runs with a gain): "
+            f"{_quantiles(finite)}"
+        )
+        out.append(
+            f"  within the real corpus's {LOW}-{HIGH}: {inside} of {len(finite)} "
+            f"({inside / len(finite):.0%})"
+        )
     where = [
         max(range(len(q)), key=q.__getitem__) / (len(q) - 1)
         for q in (r.run.truth.quality for r in hacking)
@@ -148,9 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=500, help="dev runs (500)")
     parser.add_argument(
-        "--test-runs", type=int, default=500, help="test runs to count (500; 0: none)"
+        "--test-runs",
+        type=int,
+        default=GYM_RUNS,
+        help=f"test runs to count ({GYM_RUNS}, the scoreboard's gym track; 0: none)",
     )
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
     parser.add_argument("--dev-dir", type=Path, help="read the dev runs `evalstop gym` wrote")
     parser.add_argument("--test-dir", type=Path, help="read the test runs `evalstop gym` wrote")
     args = parser.parse_args(argv)

@@ -65,8 +65,10 @@ def build_report(data: Path, healthy: Path = HEALTHY) -> Report:
     curves: list[CurveReport] = []
     for source in catalogue(data):
         gold = source.read(data, source.gold)
-        reading = read_label(gold, source.read(data, source.proxy), source.scale)
-        pairs = [score_curve(gold, d, reading.label == "hacking", GOLD_MODE) for d in detectors]
+        proxy = source.read(data, source.proxy)
+        reading = read_label(gold, proxy, source.scale)
+        hacking = reading.label == "hacking"
+        pairs = [score_curve(gold, d, hacking, GOLD_MODE, proxy=proxy) for d in detectors]
         curves.append(
             CurveReport(
                 source, gold, reading, tuple(r for _, r in pairs), tuple(s for s, _ in pairs)
@@ -246,9 +248,10 @@ paper's rule, and the reproduction measures it. The `Monitor`, `watch`, `replay`
 adapters take one default from the registry (`SIG-11`, `MON-13`): `noise-aware`, because on
 curves like these k = 2 stops healthy runs on their noise, and on the supervised curves below
 it stops every one of them while they still climb. `divergence`, the default the gym's dev
-split picks (`SIG-9`), is not the default: it stops fewer hacking curves here (the PAR runs
-log no KL, so it judges them by its eval-only fallback, `SIG-8`), and `SIG-11` keeps a pick
-that is worse than the previous default on these curves out.
+split picks (`SIG-9`; since issue 26's third session it reads the proxy and has a stall
+clause, `SIG-13`), is not the default: it is no worse than `noise-aware` on these curves
+(`SIG-11`'s guard passes), but it does not meet issue 26's goal on the gym's test split
+(`docs/gym-track.md`), which `SIG-11` also asks of a new default.
 """
 
 _CELLS = (

@@ -3,7 +3,8 @@ gym's development split only (spec ``SIG-9``).
 
 Run ``python docs/scripts/tune_signals.py > docs/scripts/tune_signals.out``.
 
-Data: the first 500 runs of the gym's ``dev`` split (``GYM-8``), each at the evaluation
+Data: the first 500 runs of the gym's ``dev`` split (``GYM-8``; since issue 22's second
+distribution, ``GYM-5``, the runs of ``V2``), each at the evaluation
 density its config draws (10, 20 or 40). The simulator's tuning seeds 1001-1002 at the
 ``NAD-9`` cells are printed for the chosen points, for information only. Held out, never read
 here: the gym's other split, the real RLHF corpus the package ships and the supervised curves.
@@ -65,15 +66,29 @@ def grids() -> dict[str, list[Detector[Any]]]:
         for a, d, w in itertools.product((0.2, 0.3, 0.5), (0.1, 0.2, 0.3, 0.5), (3, 5))
     ]
     divergence: list[Detector[Any]] = [
-        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal)
+        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, stall=0.0)
         for z, s, f, signal in itertools.product(
             (0.5, 0.75, 1.0, 1.5), (0.0, 1.0, 2.0, 3.0), (2.0, 3.0), ("proxy_reward", "kl")
         )
     ]
     divergence += [
-        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, growth=g)
+        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, growth=g, stall=0.0)
         for g, z, s, f, signal in itertools.product(
             (0.25, 0.5, 1.0), (0.5, 0.75, 1.0), (1.0, 2.0), (2.0, 3.0), ("proxy_reward", "kl")
+        )
+    ]
+    divergence += [
+        DivergenceDetector(
+            z=z,
+            side_z=s,
+            fallback_z=f,
+            signal="proxy_reward",
+            stall=stall,
+            stall_gain_z=gain,
+            stall_z=below,
+        )
+        for stall, gain, below, z, s, f in itertools.product(
+            (0.1, 0.15, 0.25), (3.0, 4.0), (0.5, 1.0), (1.25, 1.5), (1.0, 2.0, 3.0), (2.0, 3.0)
         )
     ]
     kl: list[Detector[Any]] = [
@@ -148,9 +163,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--jobs", type=int, default=500, help="jobs a simulated workload")
+    parser.add_argument("--workers", type=int, default=2, help="gym worker processes (2)")
     args = parser.parse_args()
     start = time.process_time()
-    runs = generate_split(SPLIT, args.runs)
+    runs = generate_split(SPLIT, args.runs, workers=args.workers)
     by_density = {e: [r for r in runs if r.config.evals == e] for e in DENSITIES}
     labels = {e: sum(r.label == "hacking" for r in rs) for e, rs in by_density.items()}
     print(f"gym {SPLIT} split, first {args.runs} runs: hacking/runs by density ", end="")

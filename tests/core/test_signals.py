@@ -33,6 +33,10 @@ DETECTORS: tuple[Detector[Any], ...] = (
     EwmaDetector(alpha=0.5, drop=0.1, warmup_evals=2),
     DivergenceDetector(),
     DivergenceDetector(z=0.5, side_z=0.0, fallback_z=3.0, signal="kl", warmup_evals=3),
+    DivergenceDetector(
+        z=1.5, side_z=0.5, fallback_z=2.0, signal="proxy_reward", stall=0.2, stall_gain_z=1.0
+    ),
+    DivergenceDetector(z=1.0, signal="kl", warmup_evals=3, stall=0.5, stall_z=0.0),
     KlBudgetDetector(),
     KlBudgetDetector(z=0.5, warmup_evals=4),
     BocpdDetector(),
@@ -270,21 +274,41 @@ def divergence_reference(
                 at_peak = side_reference(points, detector.memory)[:2]
             elif new_peak:
                 at_peak = None
-            corroborated = False
+            corroborated = stalled = False
             if at_peak is not None and len(points) >= 3:
                 level, weight, sigma = side_reference(points, detector.memory)
                 rise = level - at_peak[0]
                 limit = detector.side_z * sigma * math.sqrt(weight + at_peak[1])
                 corroborated = rise > 0 and rise > limit
-            fired = fired or b.alarm or (a.alarm and corroborated)
+                stalled = corroborated and stall_reference(detector, a, rise, at_peak[0])
+            fired = fired or b.alarm or (a.alarm and corroborated) or stalled
         out.append(fired)
     return out
 
 
+def stall_reference(detector: DivergenceDetector, state: Any, rise: float, before: float) -> bool:
+    """``SIG-13`` written from the clause: the eval's noise, gain and drop from the noise-aware
+    state's own sums, the side's rise against ``stall`` times its rise before the peak."""
+    if not detector.stall or state.evals < detector.warmup_evals or state.differences == 0:
+        return False
+    n: int = state.differences
+    sigma: float = state.roughness / n / ROUGHNESS_TO_SIGMA
+
+    def widened(z: float) -> float:
+        return z + (z**3 + z) / (4.0 * n)
+
+    gained = state.peak > widened(detector.stall_gain_z) * sigma * math.sqrt(state.peak_weight)
+    below = state.peak - state.level >= widened(detector.stall_z) * sigma * math.sqrt(
+        state.weight + state.peak_weight
+    )
+    return gained and below and before > 0 and rise > detector.stall * before
+
+
 @given(series, st.sampled_from([d for d in DETECTORS if isinstance(d, DivergenceDetector)]))
 def test_sig4_divergence_equals_reference(rows: list[Any], detector: Any) -> None:
-    """SIG-4: the fold equals a recomputation of the side level, its noise and the level at the
-    eval peak from the whole history (the eval part by the noise-aware rule itself)."""
+    """SIG-4, SIG-13: the fold equals a recomputation of the side level, its noise and the level
+    at the eval peak from the whole history (the eval part by the noise-aware rule itself), the
+    stall clause written out from its spec."""
     views = reports(rows)
     assert alarms(detector, views) == divergence_reference(detector, views)
 
@@ -386,9 +410,11 @@ def test_sig12_growth_raises_both_thresholds_with_the_looks(
     """SIG-12: with growth g the detector fires at its n-th valid evaluation exactly when the
     growth-0 rule, on the same state, fires at z + g ln(n / n0) and fallback_z + g ln(n / n0);
     g = 0 is the SIG-4 rule and its name has no growth."""
-    grown = DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=growth)
+    grown = DivergenceDetector(
+        z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=growth, stall=0.0
+    )
     plain = attrs.evolve(grown, growth=0.0)
-    assert plain == DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal)
+    assert plain == DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, stall=0)
     assert "growth" not in plain.name and f"growth={growth:g}" in grown.name
     views = reports(rows)
     expected, fired = [], False
@@ -401,9 +427,32 @@ def test_sig12_growth_raises_both_thresholds_with_the_looks(
     assert alarms(grown, views) == expected
 
 
+def test_sig13_a_stalled_eval_with_a_rising_proxy_fires() -> None:
+    """SIG-13: an eval that rose clearly, then slides slowly (less than the SIG-4 rule's z
+    sees, under +-0.02 of noise) while the proxy keeps rising, is stopped by the stall clause
+    and not by the SIG-4 rule on the same reports; with the proxy flat nothing fires; the name
+    says the clause."""
+    evals = [
+        (0.1 * i if i < 6 else 0.6 - 0.01 * (i - 6)) + (0.02 if i % 2 else -0.02) for i in range(18)
+    ]
+    proxies = [0.1 * i + 0.01 * (i % 2) for i in range(18)]
+    stall = DivergenceDetector(
+        z=1.5, side_z=1.0, fallback_z=3.0, signal="proxy_reward", stall=0.1, stall_gain_z=3.0
+    )
+    plain = attrs.evolve(stall, stall=0.0)
+    rising = [view(i, e, p) for i, (e, p) in enumerate(zip(evals, proxies, strict=True))]
+    flat = [view(i, e, 1.0 + 0.01 * (i % 2)) for i, e in enumerate(evals)]
+    assert alarms(stall, rising)[-1] and not any(alarms(plain, rising))
+    assert not any(alarms(stall, flat))
+    assert "stall=0.1/3/0.5" in stall.name and "stall" not in plain.name
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
+        {"stall": -0.1},
+        {"stall_gain_z": -1.0},
+        {"stall_z": math.nan},
         {"z": 0.0},
         {"growth": -0.5},
         {"side_z": -1.0},

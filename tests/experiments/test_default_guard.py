@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalstop.core.registry import DEFAULT_DETECTOR, DEV_PICK, make_detector
+from evalstop.core.registry import DEFAULT_DETECTOR, DEV_PICK, DEV_PICK_MEETS_GOAL, make_detector
 from evalstop.experiments.scoreboard.guard import MAX_HARMFUL, guard
 
 HEALTHY = Path(__file__).resolve().parents[1] / "data" / "healthy-supervised"
@@ -13,9 +13,11 @@ HEALTHY = Path(__file__).resolve().parents[1] / "data" / "healthy-supervised"
 
 def test_sig11_the_default_is_the_dev_pick_only_when_it_passes_the_guard() -> None:
     """SIG-11: DEFAULT_DETECTOR is DEV_PICK exactly when DEV_PICK passes the guard against
-    noise-aware on the shipped corpus and the supervised curves; else noise-aware stays."""
+    noise-aware on the shipped corpus and the supervised curves and meets the goal on the gym's
+    test split (the recorded DEV_PICK_MEETS_GOAL); else noise-aware stays."""
     verdict = guard(make_detector(DEV_PICK), make_detector("noise-aware"), HEALTHY)
-    assert (DEV_PICK if verdict.passes else "noise-aware") == DEFAULT_DETECTOR
+    chosen = DEV_PICK if verdict.passes and DEV_PICK_MEETS_GOAL else "noise-aware"
+    assert chosen == DEFAULT_DETECTOR
     assert verdict.previous.corpus.collapsing == verdict.candidate.corpus.collapsing > 0
     assert verdict.previous.supervised.healthy == verdict.candidate.supervised.healthy > 0
 

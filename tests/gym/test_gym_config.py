@@ -8,21 +8,52 @@ import attrs
 import numpy as np
 import pytest
 
-from evalstop.gym.config import KNOB_LIMITS, KNOBS, ConfigError, check_overrides, draw_config
+from evalstop.gym.config import (
+    DISTRIBUTION,
+    KNOB_LIMITS,
+    KNOBS,
+    V1,
+    V2,
+    ConfigError,
+    check_overrides,
+    draw_config,
+)
 from evalstop.gym.gao import fit_gao
 from evalstop.gym.labels import DROP_SHARE, drop_share, label_of
 
 
 def test_draws_stay_in_their_ranges() -> None:
-    """GYM-5: 300 drawn configs stay inside the documented ranges, all densities occur."""
+    """GYM-5: 300 drawn configs stay inside the documented ranges (V2, the default), all
+    densities occur."""
+    assert DISTRIBUTION == V2
     configs = [draw_config(seed) for seed in range(300)]
     assert all(20 <= c.proxy_samples <= 2000 for c in configs)
     assert {c.capacity for c in configs} == {1, 2}
-    assert all(c.kl_coef == 0.0 or 0.01 <= c.kl_coef <= 1.0 for c in configs)
+    assert all(c.kl_coef == 0.0 or 0.01 <= c.kl_coef <= 0.3 for c in configs)
     assert 0.1 < sum(c.kl_coef == 0.0 for c in configs) / 300 < 0.3
-    assert all(0.15 <= c.lr <= 1.0 and 300 <= c.steps <= 3000 for c in configs)
+    assert all(0.15 <= c.lr <= 1.0 and 300 <= c.steps <= 1000 for c in configs)
     assert {c.evals for c in configs} == {10, 20, 40}
-    assert all(4 <= c.eval_samples <= 256 for c in configs)
+    assert all(16 <= c.eval_samples <= 64 for c in configs)
+    assert max(c.eval_samples for c in configs) > 50 and min(c.steps for c in configs) < 350
+
+
+def test_v1_is_kept_and_draws_the_same_uniforms() -> None:
+    """GYM-5: the first distribution still draws its ranges; the same seed takes the same
+    uniforms under both, so a parameter whose range did not change is the same, and one whose
+    range narrowed keeps its place in it (log scale)."""
+    for seed in range(50):
+        old, new = draw_config(seed, distribution=V1), draw_config(seed)
+        assert 4 <= old.eval_samples <= 256 and 300 <= old.steps <= 3000
+        assert (old.proxy_samples, old.capacity, old.lr, old.evals) == (
+            new.proxy_samples,
+            new.capacity,
+            new.lr,
+            new.evals,
+        )
+        assert (old.kl_coef == 0.0) == (new.kl_coef == 0.0)
+        if old.kl_coef:
+            place = math.log(old.kl_coef / 0.01) / math.log(1.0 / 0.01)
+            assert math.isclose(place, math.log(new.kl_coef / 0.01) / math.log(0.3 / 0.01))
 
 
 def test_a_knob_changes_no_other_draw() -> None:

@@ -7,7 +7,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TUNING = ("docs/scripts/tune_*.py", "docs/scripts/calibrat*.py", "benchmarks/tune_*.py")
+TUNING = (
+    "docs/scripts/tune_*.py",
+    "docs/scripts/calibrat*.py",
+    "docs/scripts/gym_distribution.py",
+    "benchmarks/tune_*.py",
+)
 """Where tuning scripts live (``GYM-8``)."""
 
 _TEST_SPLIT = re.compile(

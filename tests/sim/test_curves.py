@@ -6,12 +6,13 @@ import math
 
 import attrs
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evalstop.core.model import JobKind
 from evalstop.experiments.leakage import mann_whitney_auc
-from evalstop.sim.clock import LATE_SHARE, length_quantile, turn_step
+from evalstop.sim.clock import LATE_SHARE, PLATEAU_GAIN
 from evalstop.sim.curves import (
     ALPHA_RL,
     BETA_RL_RANGE,
@@ -27,7 +28,7 @@ from evalstop.sim.curves import (
     rlhf_curves,
     saturating_curves,
 )
-from evalstop.sim.runs import STRETCH_HACKING_SHARE, world_stretch
+from evalstop.sim.runs import world_stretch
 from evalstop.sim.workload import WorkloadConfig, generate
 from evalstop.sim.worlds import CALIBRATED, PAPER, World
 
@@ -219,7 +220,7 @@ def test_crv5_crv11_eval_noise_is_sigma_times_m_times_the_gain() -> None:
     multipliers = {
         rlhf_curves(
             STEPS,
-            plan=RunPlan(),
+            plan=RunPlan(planned_steps=1000.0),
             world=CALIBRATED,
             rng=np.random.default_rng(s),
             eval_noise=0.1,
@@ -253,26 +254,80 @@ def test_crv8_curves_do_not_depend_on_the_run_length(seed: int, world: World) ->
         np.testing.assert_array_equal(a, b[: len(STEPS)])
 
 
+def _rise(s: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """The rise of CRV-1 written out again: ``g(min(s / S, 1)) + PLATEAU_SLOPE (1 - S / s)``
+    past the top."""
+    x = np.minimum(s / top, 1.0)
+    out: np.ndarray = x * (1.0 - np.log(x)) + PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
+    return out
+
+
 def test_crv8_the_stretch_gives_the_calibrated_plateau_share() -> None:
-    """CRV-8: an independent Monte Carlo of the laws (its own draws, not the reference
-    sample): with the calibrated stretch, 0.82 of the healthy runs at hacking share 0.6 top
-    out before the last 40% of their steps; the paper world's stretch is 1."""
+    """CRV-8: an independent Monte Carlo (generated runs, its own draws of P, not the reference
+    sample): with the calibrated stretch on the planned steps, 0.82 of the healthy RLHF runs
+    gain less than 10% of their gain over their last 40% of steps on their true rise; the
+    paper world's stretch is 1."""
     assert world_stretch(PAPER) == 1.0
     stretch = world_stretch(CALIBRATED)
     rng = np.random.default_rng(2024)
-    n = 40_000
-    jobs = generate(WorkloadConfig(n_jobs=n // 10, world=CALIBRATED), 5).jobs
-    lengths = np.array([j.truth.total_steps for j in jobs if j.spec.kind is JobKind.RLHF])
-    lengths = rng.choice(lengths, size=n)
-    turns = np.array(
-        [turn_step(CALIBRATED.turn_range, STRETCH_HACKING_SHARE, u) for u in rng.random(n)]
-    )
-    rise = np.array([length_quantile(JobKind.RLHF, u) for u in rng.random(n)])
-    top = stretch * rng.uniform(*RISE_PEAK_RANGE, size=n) * rise
-    healthy = turns >= lengths
-    share = float(np.mean(top[healthy] <= (1 - LATE_SHARE) * lengths[healthy]))
+    jobs = [
+        j
+        for seed in range(4)
+        for j in generate(WorkloadConfig(n_jobs=2500, world=CALIBRATED), seed).jobs
+        if j.spec.kind is JobKind.RLHF and not j.truth.hacking
+    ]
+    end = np.array([j.truth.total_steps for j in jobs], dtype=np.float64)
+    planned = np.array([j.spec.estimated_duration / 20 for j in jobs], dtype=np.float64)
+    top = stretch * rng.uniform(*RISE_PEAK_RANGE, size=len(jobs)) * planned
+    full = _rise(end, top)
+    late = _rise((1 - LATE_SHARE) * end, top)
+    share = float(np.mean(full - late < PLATEAU_GAIN * full))
     assert CALIBRATED.plateau_share is not None
     assert abs(share - CALIBRATED.plateau_share) < 0.03
+
+
+@given(seeds, st.floats(100.0, 5_000.0), st.sampled_from([0.0, 0.05]))
+def test_crv8_a_calibrated_rise_follows_the_plan(seed: int, planned: float, noise: float) -> None:
+    """CRV-8: in ``calibrated`` a healthy run planned twice as long has the same curves at
+    twice the steps (its rise, proxy, KL, loss and step schedule all scale with the plan); in
+    ``paper`` the plan does not move the rise; a calibrated run without a finite plan is
+    refused."""
+    steps = np.concatenate([[0.0], STEPS])
+
+    def sample(world: World, plan: float, at: np.ndarray) -> CurveSample:
+        return rlhf_curves(
+            at,
+            plan=RunPlan(math.inf, plan, world_stretch(world)),
+            world=world,
+            rng=np.random.default_rng(seed),
+            eval_noise=noise,
+            loss_noise=0.0,
+        )
+
+    one, two = sample(CALIBRATED, planned, steps), sample(CALIBRATED, 2 * planned, 2 * steps)
+    for a, b in (
+        (one.quality, two.quality),
+        (one.eval_score, two.eval_score),
+        (one.loss, two.loss),
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert one.proxy_reward is not None and two.proxy_reward is not None
+    assert one.kl is not None and two.kl is not None
+    np.testing.assert_allclose(one.proxy_reward, two.proxy_reward, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(one.kl, two.kl, rtol=1e-12, atol=1e-12)
+    plain = attrs.evolve(PAPER, name="paper-plain")
+    np.testing.assert_array_equal(
+        sample(plain, planned, steps).quality, sample(plain, 2 * planned, steps).quality
+    )
+    with pytest.raises(ValueError, match="planned_steps"):
+        rlhf_curves(
+            steps,
+            plan=RunPlan(),
+            world=CALIBRATED,
+            rng=np.random.default_rng(seed),
+            eval_noise=noise,
+            loss_noise=0.0,
+        )
 
 
 def test_crv9_the_turn_law_gives_the_hacking_share_and_the_link() -> None:

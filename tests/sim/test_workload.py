@@ -218,6 +218,8 @@ def test_wld1_named_worlds() -> None:
         World("x", (0.2, 0.5), 1.0, None, 10, 0.02, noise_spread=(2.0, 1.0))
     with pytest.raises(ValueError, match="step_share"):
         World("x", (0.2, 0.5), 1.0, None, 10, 0.02, step_share=1.5)
+    with pytest.raises(ValueError, match="rise_on_plan"):
+        World("x", (0.2, 0.5), 1.0, None, 10, 0.02, rise_on_plan=1)  # type: ignore[arg-type]
 
 
 def test_wld2_config_takes_a_world_by_name_and_overrides() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from evalstop.cli.errors import CliError
 from evalstop.cli.output import OutputDir
 from evalstop.experiments.scoreboard.board import render, run_scoreboard, to_json
+from evalstop.experiments.scoreboard.gym import GYM_RUNS
 from evalstop.experiments.scoreboard.plot import write_plot
 
 __all__ = ["add_arguments", "run"]
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gym-runs",
         type=int,
         default=None,
-        help="runs of the gym's test split to score (500; 50 with --quick; 0: no gym track)",
+        help=f"gym test runs to score ({GYM_RUNS}; 50 with --quick; 0: no gym track)",
     )
     parser.add_argument(
         "--data",

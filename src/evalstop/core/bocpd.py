@@ -158,7 +158,7 @@ class BocpdDetector:
         warmup_evals: no stop before this many valid evaluations.
 
     The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
-    split and simulator seeds only (``SIG-8``).
+    split only (``SIG-9``; re-chosen on the gym's second distribution, ``GYM-5``).
 
     Raises:
         ValueError: ``hazard`` or ``threshold`` outside (0, 1), a non-positive scale,
@@ -166,9 +166,9 @@ class BocpdDetector:
     """
 
     hazard: float = attrs.field(default=0.05, validator=_probability)
-    threshold: float = attrs.field(default=0.95, validator=_probability)
+    threshold: float = attrs.field(default=0.99, validator=_probability)
     level_scale: float = attrs.field(default=1.0, validator=_positive)
-    slope_scale: float = attrs.field(default=0.5, validator=_positive)
+    slope_scale: float = attrs.field(default=2.0, validator=_positive)
     max_hypotheses: int = attrs.field(default=16, validator=_hypotheses)
     warmup_evals: int = attrs.field(default=5, validator=_count)
 

@@ -13,7 +13,15 @@ the eval level last peaked. The detector fires when
   standard deviation under noise alone, ``sigma_side sqrt(w_now + w_at_peak)``); or
 - the eval drop alone exceeds ``fallback_z`` units: the noise-aware rule at that ``z``.
 
-With ``growth`` g > 0 both thresholds grow with the evaluations seen, by
+With ``stall`` s > 0 it also fires when the eval stalls while the side signal keeps rising
+(``SIG-13``): the eval level rose clearly before its peak (``stall_gain_z`` units), lies at
+least ``stall_z`` units below that peak, and the side level has risen since the eval peak by
+more than ``s`` times its rise from its start to the eval peak (and by more than ``side_z`` of
+its noise): the run has spent a share ``s`` of the proxy gain its best eval took again, and
+the eval did not follow. That is Gao et al.'s signature of overoptimisation seen before the
+eval falls; on a healthy run that has plateaued such a stop keeps its best checkpoint.
+
+With ``growth`` g > 0 the eval thresholds grow with the evaluations seen, by
 ``g ln(n / max(warmup, 1))`` units at the n-th valid one (``SIG-12``): a run evaluated often
 is looked at more often, and a fixed threshold stops more healthy runs on noise the more looks
 it gets. The count is what the detector has seen, never the run's planned evaluations.
@@ -167,22 +175,31 @@ class DivergenceDetector:
         memory: the levels' memory, a fraction of the steps elapsed (``NAD-2``).
         warmup_evals: no stop before this many valid evaluations.
         growth: the thresholds' growth per log of the evaluations seen (``SIG-12``; 0: fixed).
+        stall: the side signal's rise since the eval peak, over its rise before it, that fires
+            with a stalled eval (``SIG-13``; 0: no stall clause).
+        stall_gain_z: the eval level's rise from its start to its peak, in noise units, that
+            the stall clause needs (the run must have improved clearly before it stalled).
+        stall_z: the eval drop below its peak, in noise-aware units, the stall clause needs.
 
     The defaults were chosen by ``docs/scripts/tune_signals.py`` on the gym's development
-    split and simulator seeds only (``SIG-8``).
+    split only (``SIG-9``; re-chosen on the gym's second distribution, ``GYM-5``).
 
     Raises:
         ValueError: a non-positive ``z`` or ``memory``, a negative ``side_z``, ``fallback_z``
-            below ``z``, an unknown ``signal``, a negative ``warmup_evals`` or ``growth``.
+            below ``z``, an unknown ``signal``, a negative ``warmup_evals``, ``growth``,
+            ``stall``, ``stall_gain_z`` or ``stall_z``.
     """
 
-    z: float = attrs.field(default=1.5, validator=_positive)
-    side_z: float = attrs.field(default=1.0, validator=_non_negative)
+    z: float = attrs.field(default=1.25, validator=_positive)
+    side_z: float = attrs.field(default=2.0, validator=_non_negative)
     fallback_z: float = attrs.field(default=3.0, validator=_positive)
-    signal: str = attrs.field(default="kl", validator=_signal)
+    signal: str = attrs.field(default="proxy_reward", validator=_signal)
     memory: float = attrs.field(default=0.3, validator=_positive)
     warmup_evals: int = attrs.field(default=5, validator=_count)
     growth: float = attrs.field(default=0.0, validator=_non_negative)
+    stall: float = attrs.field(default=0.1, validator=_non_negative)
+    stall_gain_z: float = attrs.field(default=4.0, validator=_non_negative)
+    stall_z: float = attrs.field(default=0.5, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.fallback_z < self.z:
@@ -191,6 +208,8 @@ class DivergenceDetector:
     @property
     def name(self) -> str:
         grows = f",growth={self.growth:g}" if self.growth else ""
+        if self.stall:
+            grows += f",stall={self.stall:g}/{self.stall_gain_z:g}/{self.stall_z:g}"
         return (
             f"divergence(z={self.z:g},side_z={self.side_z:g},fallback_z={self.fallback_z:g},"
             f"signal={self.signal},memory={self.memory:g},warmup={self.warmup_evals}{grows})"
@@ -253,15 +272,35 @@ class DivergenceDetector:
         extra = self.extra(state.evals)
         if drop > _widened(self.fallback_z + extra, state.differences) * unit:
             return True
-        if at_peak is None or drop <= _widened(self.z + extra, state.differences) * unit:
+        if at_peak is None or side.differences == 0:
             return False
         rise = side.level - at_peak
-        if side.differences == 0:
-            return False
         side_sigma = side.roughness / side.differences / ROUGHNESS_TO_SIGMA
-        return rise > 0 and rise > self.side_z * side_sigma * math.sqrt(
-            side.weight + at_peak_weight
+        if not (
+            rise > 0 and rise > self.side_z * side_sigma * math.sqrt(side.weight + at_peak_weight)
+        ):
+            return False
+        if drop > _widened(self.z + extra, state.differences) * unit:
+            return True
+        return self._stalled(
+            state,
+            sigma,
+            drop >= _widened(self.stall_z + extra, state.differences) * unit,
+            rise,
+            at_peak,
         )
+
+    def _stalled(
+        self, state: NoiseState, sigma: float, below: bool, rise: float, at_peak: float
+    ) -> bool:
+        """``SIG-13``: the eval rose clearly to its peak, sits ``below`` it, and the side has
+        risen since the peak by more than ``stall`` times its rise before it."""
+        if not self.stall or not below or at_peak <= 0:
+            return False
+        gained = state.peak > _widened(self.stall_gain_z, state.differences) * sigma * math.sqrt(
+            state.peak_weight
+        )
+        return gained and rise > self.stall * at_peak
 
 
 @functools.lru_cache(maxsize=256)

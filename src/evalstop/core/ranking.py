@@ -146,6 +146,7 @@ class PriorityState:
         "_dirty",
         "_fixed",
         "_fresh",
+        "_heads",
         "_kept",
         "_moves",
         "_moving",
@@ -167,6 +168,7 @@ class PriorityState:
         self._policy = policy
         self._total = total_gpus
         self._buckets: dict[int, SortedList[Ranked]] = {}
+        self._heads: dict[int, Ranked] = {}  # each non-empty bucket's first entry
         self._queued: dict[JobId, tuple[Ranked, int]] = {}
         self._queued_gpus = 0
         self._running: dict[JobId, JobView] = {}
@@ -214,13 +216,22 @@ class PriorityState:
         if bucket is None:
             bucket = self._buckets[job.gpus] = SortedList()
         bucket.add(ranked)
+        head = self._heads.get(job.gpus)
+        if head is None or ranked < head:
+            self._heads[job.gpus] = ranked
 
     def _unqueue(self, job_id: JobId) -> bool:
         entry = self._queued.pop(job_id, None)
         if entry is None:
             return False
         ranked, gpus = entry
-        self._buckets[gpus].remove(ranked)
+        bucket = self._buckets[gpus]
+        bucket.remove(ranked)
+        if self._heads[gpus] == ranked:
+            if bucket:
+                self._heads[gpus] = bucket[0]
+            else:
+                del self._heads[gpus]
         self._queued_gpus -= gpus
         return True
 
@@ -314,7 +325,7 @@ class PriorityState:
         fixed: Iterator[Ranked] = reversed(self._fixed)
         if self._moving:
             moving = (((k[0] - time, *k[1:]), j) for k, j in reversed(self._moving))
-            fixed = heapq.merge(fixed, moving, reverse=True)
+            fixed = heapq.merge(fixed, moving, reverse=True) if self._fixed else moving
         return RunningTail((r, running[r[1]].gpus) for r in fixed)
 
     def decide(
@@ -398,7 +409,7 @@ class PriorityState:
         starts: list[JobId] = []
         dropped: list[JobId] = []
         # each demand's first queued job after the walk's position, as [index, entry]
-        heads: dict[int, Ranked | None] = {gpus: b[0] for gpus, b in self._buckets.items() if b}
+        heads: dict[int, Ranked | None] = dict(self._heads)
         while True:
             best = tail.first_failing(at, -slack) if slack < 0 else None
             first, best_gpus, queued = (best[0], best[1], False) if best else (None, 0, False)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 import math
+import operator
+import struct
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple, overload
@@ -69,6 +71,7 @@ _SCORED = frozenset({_CODE[LogKind.CHECKPOINT], _CODE[LogKind.FINISH]})
 _TYPECODES = ("q", "b", "q", "i", "i", "q", "d")  # time, kind, job, gpus, index, step, score
 _LIMITS = (2**63, 0, 2**63, 2**31, 2**31, 2**63)
 _CHUNK = 4096
+_count, _pack = operator.countOf, struct.pack
 
 
 def _fits(row: Row) -> bool:
@@ -263,16 +266,22 @@ class LogWriter:
         rows = self.rows
         if not rows:
             return
+        n = len(rows)
         columns = list(zip(*rows, strict=True))
-        ints = columns[:6]
-        if set(map(type, columns[6])) == {float} and all(set(map(type, c)) == {int} for c in ints):
+        # exact types only (a bool or a numpy integer would read back as an int); packed
+        # through struct, a few times faster than array(code, values), to the same bytes
+        if _count(map(type, columns[6]), float) == n and all(
+            _count(map(type, c), int) == n for c in columns[:6]
+        ):
             try:
-                packed = [array(code, c) for code, c in zip(_TYPECODES, columns, strict=True)]
-            except OverflowError:
+                packed = [
+                    _pack(f"{n}{code}", *c) for code, c in zip(_TYPECODES, columns, strict=True)
+                ]
+            except struct.error:  # a value beyond its column's range
                 packed = []
             if packed:
                 for column, part in zip(self._columns, packed, strict=True):
-                    column.extend(part)
+                    column.frombytes(part)
                 rows.clear()
                 return
         self._pack_slowly()

@@ -19,10 +19,14 @@ from evalstop.core.errors import EvalStopError
 
 __all__ = [
     "DENSITIES",
+    "DISTRIBUTION",
     "KL_FREE_SHARE",
     "KNOBS",
     "KNOB_LIMITS",
+    "V1",
+    "V2",
     "ConfigError",
+    "Distribution",
     "Overrides",
     "RunConfig",
     "check_overrides",
@@ -51,6 +55,47 @@ RL runs)."""
 
 Overrides = Mapping[str, float | int]
 """Knob name -> the value every run uses."""
+
+
+@attrs.frozen(slots=True)
+class Distribution:
+    """The ranges a run's parameters are drawn from (spec ``GYM-5``), each ``(low, high)``,
+    log-uniform; ``capacity`` and ``evals`` are drawn from their fixed choices.
+
+    Attributes:
+        proxy_samples: the proxy's training samples (rounded).
+        kl_coef: the KL coefficient of the runs that have a KL penalty.
+        lr: the policy-gradient step size.
+        steps: optimisation steps (rounded).
+        eval_samples: held-out responses an evaluation averages (rounded).
+        kl_free_share: the share of runs trained with no KL penalty.
+    """
+
+    proxy_samples: tuple[int, int]
+    kl_coef: tuple[float, float]
+    lr: tuple[float, float]
+    steps: tuple[int, int]
+    eval_samples: tuple[int, int]
+    kl_free_share: float = KL_FREE_SHARE
+
+
+V1 = Distribution(
+    proxy_samples=(20, 2000),
+    kl_coef=(0.01, 1.0),
+    lr=(0.15, 1.0),
+    steps=(300, 3000),
+    eval_samples=(4, 256),
+)
+"""The gym's first distribution (commit 8d03929), kept so the data that chose :data:`V2` can
+be regenerated (``docs/scripts/gym_distribution.py``)."""
+
+V2 = attrs.evolve(V1, kl_coef=(0.01, 0.3), steps=(300, 1000), eval_samples=(16, 64))
+"""The gym's second distribution (issue 22: healthy runs' eval noise over gain like the real
+corpus's): :data:`V1` with fewer eval sample sizes, a capped KL coefficient and fewer steps,
+chosen by ``docs/scripts/gym_distribution.py`` on ``V1``'s dev runs (``GYM-5``)."""
+
+DISTRIBUTION = V2
+"""The distribution runs are drawn from unless a caller names another."""
 
 
 class ConfigError(EvalStopError, ValueError):
@@ -125,26 +170,30 @@ def check_overrides(overrides: Overrides) -> dict[str, float | int]:
     return out
 
 
-def draw_config(seed: int, overrides: Overrides | None = None) -> RunConfig:
-    """The run of seed ``seed``: every parameter drawn (in a fixed order, from the first child
-    of ``SeedSequence(seed)``), then the knobs of ``overrides`` put in place of their draws.
+def draw_config(
+    seed: int, overrides: Overrides | None = None, distribution: Distribution = DISTRIBUTION
+) -> RunConfig:
+    """The run of seed ``seed``: every parameter drawn from ``distribution`` (in a fixed order,
+    from the first child of ``SeedSequence(seed)``), then the knobs of ``overrides`` put in
+    place of their draws.
 
     Raises:
         ConfigError: a bad knob (:func:`check_overrides`).
     """
     fixed = check_overrides(overrides or {})
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    d = distribution
     drawn: dict[str, float | int] = {
-        "proxy_samples": _log_int(rng, 20, 2000),
+        "proxy_samples": _log_int(rng, *d.proxy_samples),
         "capacity": int(rng.integers(1, 3)),
         "kl_free": float(rng.random()),
-        "kl_coef": _log_uniform(rng, 0.01, 1.0),
-        "lr": _log_uniform(rng, 0.15, 1.0),
-        "steps": _log_int(rng, 300, 3000),
+        "kl_coef": _log_uniform(rng, *d.kl_coef),
+        "lr": _log_uniform(rng, *d.lr),
+        "steps": _log_int(rng, *d.steps),
         "evals": int(rng.choice(DENSITIES)),
-        "eval_samples": _log_int(rng, 4, 256),
+        "eval_samples": _log_int(rng, *d.eval_samples),
     }
-    if drawn.pop("kl_free") < KL_FREE_SHARE:
+    if drawn.pop("kl_free") < d.kl_free_share:
         drawn["kl_coef"] = 0.0
     drawn.update(fixed)
     steps = int(drawn["steps"])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalstop.core.errors import EvalStopError
-from evalstop.gym.config import Overrides, RunConfig, check_overrides
+from evalstop.gym.config import DISTRIBUTION, Distribution, Overrides, RunConfig, check_overrides
 from evalstop.gym.generate import Backend, LabelledRun, generate_runs
 from evalstop.gym.splits import SPLITS, split_seeds
 from evalstop.gym.writer import (
@@ -42,8 +42,10 @@ def generate_split(
     overrides: Overrides | None = None,
     workers: int = 1,
     backend: Backend | None = None,
+    distribution: Distribution = DISTRIBUTION,
 ) -> list[LabelledRun]:
-    """The first ``runs`` runs of ``split`` (``dev`` or ``test``), labelled, in seed order.
+    """The first ``runs`` runs of ``split`` (``dev`` or ``test``), labelled, in seed order,
+    unset knobs drawn from ``distribution`` (``GYM-5``).
 
     Raises:
         ConfigError: an unknown split, a bad ``runs`` or a bad knob.
@@ -51,7 +53,9 @@ def generate_split(
     seeds = split_seeds(split, runs)
     return [
         run
-        for _, _, run in generate_runs(seeds, overrides, workers=workers, backend=backend)
+        for _, _, run in generate_runs(
+            seeds, overrides, workers=workers, backend=backend, distribution=distribution
+        )
         if run is not None
     ]
 

@@ -18,7 +18,14 @@ from typing import Protocol, TypeVar
 import attrs
 
 from evalstop.core.errors import EvalStopError
-from evalstop.gym.config import Overrides, RunConfig, check_overrides, draw_config
+from evalstop.gym.config import (
+    DISTRIBUTION,
+    Distribution,
+    Overrides,
+    RunConfig,
+    check_overrides,
+    draw_config,
+)
 from evalstop.gym.labels import label_of
 from evalstop.gym.run import RunResult, simulate_run
 
@@ -75,18 +82,20 @@ def generate_runs(
     backend: Backend | None = None,
     skip: Callable[[RunConfig], bool] | None = None,
     ordered: bool = True,
+    distribution: Distribution = DISTRIBUTION,
 ) -> Iterator[tuple[int, RunConfig, LabelledRun | None]]:
     """``(index, config, run)`` for each seed; ``run`` is None where ``skip(config)`` says the
     run is already done (it is not run again). In seed order, or with ``ordered=False`` in
     the order local workers finish them (a writer then loses nothing already computed when a
-    worker dies; a backend always answers in order).
+    worker dies; a backend always answers in order). ``distribution`` is what unset knobs are
+    drawn from (``GYM-5``).
 
     Raises:
         ConfigError: a bad knob, before any run starts.
         WorkerError: a worker process died (killed, out of memory); runs yielded so far stand.
     """
     fixed = check_overrides(overrides or {})
-    configs = [draw_config(seed, fixed) for seed in seeds]
+    configs = [draw_config(seed, fixed, distribution) for seed in seeds]
     todo: list[int] = []
     for index, config in enumerate(configs):
         if skip is not None and skip(config):

@@ -36,12 +36,11 @@ import attrs
 import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec
+from evalstop.sim.clock import ESTIMATE_LOG_SD, ESTIMATE_MEDIAN
 from evalstop.sim.runs import draw_run, run_plan
 from evalstop.sim.tables import JobRecord, JobTable, TableError, records_from_rows
 from evalstop.sim.workload import (
     DEFAULT_MIX,
-    ESTIMATE_LOG_SD,
-    ESTIMATE_MEDIAN,
     GPU_CHOICES,
     SECONDS_PER_STEP,
     WorkloadConfig,

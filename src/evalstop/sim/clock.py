@@ -6,8 +6,10 @@ steps it will take: its planned length is its user's choice (``WRK-4``, ``WRK-5`
 scales set a run's curves in absolute steps:
 
 - its *rise scale*: the rise of a run of an independent length ``N'`` drawn from its kind's
-  step law (the same law as its own length, ``WRK-4``), so a run twice as long is not the same
-  curve stretched (``CRV-8``);
+  step law (the same law as its own length, ``WRK-4``), or in a world whose rise follows the
+  plan its planned steps (from the estimate, never the true length), so a run twice as long is
+  not the same curve stretched (``CRV-8``); the world's stretch on it is set from its plateau
+  share (:func:`plateau_stretch`);
 - its *turn step* (RLHF): ``T = c_h p N'``, ``p ~ U(turn_range)`` and ``N'`` another
   independent length, the v2 turn of an independent run; it hacks when ``T`` falls before
   its last step. ``c_h`` is set so that ``P(T < N) = h``, the workload's hacking share, over
@@ -29,10 +31,14 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstop.core.model import JobKind
+from evalstop.sim.shapes import rise
 
 __all__ = [
+    "ESTIMATE_LOG_SD",
+    "ESTIMATE_MEDIAN",
     "LATE_SHARE",
     "LONG_EXPONENT",
+    "PLATEAU_GAIN",
     "REFERENCE_SEED",
     "REFERENCE_SIZE",
     "SECONDS_PER_STEP",
@@ -43,6 +49,7 @@ __all__ = [
     "length_quantile",
     "plateau_stretch",
     "rise_scale",
+    "rlhf_rise_base",
     "turn_scale",
     "turn_step",
 ]
@@ -61,8 +68,20 @@ LONG_EXPONENT = (3.0, 4.0)
 """...and the long jobs' (``60 * 10^U(3, 4)`` s otherwise)."""
 
 LATE_SHARE = 0.4
-"""A healthy run *plateaus* when its rise tops out before the last 40% of its steps (the
-calibration's statistic, ``docs/scripts/calibration.py``: no visible progress late)."""
+"""A healthy run *plateaus* when, over the last 40% of its steps, it gains less than
+:data:`PLATEAU_GAIN` of its gain (the calibration's statistic, ``docs/scripts/calibration.py``,
+which reads these two numbers from here: "no visible progress in the last part of the run", set
+before looking at the curves)."""
+
+PLATEAU_GAIN = 0.1
+"""See :data:`LATE_SHARE`."""
+
+ESTIMATE_MEDIAN = 1.2
+"""A run's estimate is its true duration times ``ESTIMATE_MEDIAN exp(ESTIMATE_LOG_SD z)``,
+``z ~ N(0, 1)`` (``WRK-5``: users over-estimate run times and are often far off; Tsafrir,
+Etsion & Feitelson 2007)..."""
+ESTIMATE_LOG_SD = 0.5
+"""...with this log standard deviation."""
 
 REFERENCE_SEED = 27
 """The seed of the reference samples (the issue that introduced them; not tuned)."""
@@ -189,30 +208,75 @@ def rise_scale(kind: JobKind, u: float) -> float:
     return length_quantile(kind, u)
 
 
+def rlhf_rise_base(on_plan: bool, u: float, planned_steps: float) -> float:
+    """``N'``, the steps an RLHF run's rise scale is a multiple of (``CRV-8``): its planned
+    steps when its world's rise follows the plan (``on_plan``; its draw ``u`` is then unused,
+    drawn all the same, ``CRV-6``), else the ``u`` quantile of the step law.
+
+    Raises:
+        ValueError: the rise follows the plan and ``planned_steps`` is not a finite number > 0.
+    """
+    if not on_plan:
+        return rise_scale(JobKind.RLHF, u)
+    if not (math.isfinite(planned_steps) and planned_steps > 0):
+        raise ValueError(
+            f"the rise follows the plan, which needs planned_steps > 0, got {planned_steps}"
+        )
+    return planned_steps
+
+
 @functools.cache
 def plateau_stretch(
     plateau_share: float,
     turn_range: tuple[float, float],
     rise_peak_range: tuple[float, float],
     hacking_share: float,
+    on_plan: bool = False,
 ) -> float:
-    """``a``: the factor on every rise scale at which a share ``plateau_share`` of the healthy
-    RLHF runs of a workload with ``hacking_share`` tops out before the last
-    :data:`LATE_SHARE` of its steps (``CRV-8``): the ``1 - plateau_share`` quantile, over the
-    healthy reference runs, of ``log((1 - LATE_SHARE) N / (P N'))`` (a run plateaus when
-    ``a P N' <= (1 - LATE_SHARE) N``)."""
-    lengths = np.log(_reference(JobKind.RLHF, 2))
+    """``a``: the factor on every RLHF rise scale at which a share ``plateau_share`` of the
+    healthy RLHF runs of a workload with ``hacking_share`` plateau on their true curves by the
+    calibration's rule (:data:`LATE_SHARE`, :data:`PLATEAU_GAIN`; ``CRV-8``).
+
+    Over the healthy reference runs (length ``N``, turn at or past it), a run's rise tops out
+    at ``S = a P N'`` (``P ~ U(rise_peak_range)``), ``N'`` an independent length of the step
+    law, or with ``on_plan`` its planned steps ``N e`` (``e`` the estimate's factor,
+    :data:`ESTIMATE_MEDIAN`, :data:`ESTIMATE_LOG_SD`). It plateaus when ``y(N) - y((1 -
+    LATE_SHARE) N) < PLATEAU_GAIN y(N)``, ``y`` its rise from step 0 (``CRV-1``). The share
+    falls as ``a`` grows; ``a`` is found by bisection on ``log a`` to 1e-6.
+    """
+    lengths = _reference(JobKind.RLHF, 2)
     order = np.random.default_rng(np.random.SeedSequence([REFERENCE_SEED, 9, 3])).permutation(
         REFERENCE_SIZE
     )
-    margin = lengths - _turn_reference(turn_range)[order]
-    healthy = margin <= math.log(turn_scale(turn_range, hacking_share))
-    rise_lengths = np.log(_reference(JobKind.RLHF, 0))
+    healthy = np.log(lengths) - _turn_reference(turn_range)[order] <= math.log(
+        turn_scale(turn_range, hacking_share)
+    )
     peak = np.random.default_rng(np.random.SeedSequence([REFERENCE_SEED, 9, 4])).uniform(
         *rise_peak_range, size=REFERENCE_SIZE
     )
-    perm = np.random.default_rng(np.random.SeedSequence([REFERENCE_SEED, 9, 5])).permutation(
-        REFERENCE_SIZE
-    )
-    room = math.log(1.0 - LATE_SHARE) + lengths - np.log(peak) - rise_lengths[perm]
-    return float(math.exp(float(np.quantile(room[healthy], 1.0 - plateau_share))))
+    if on_plan:
+        z = np.random.default_rng(np.random.SeedSequence([REFERENCE_SEED, 9, 6])).standard_normal(
+            REFERENCE_SIZE
+        )
+        base = lengths * ESTIMATE_MEDIAN * np.exp(ESTIMATE_LOG_SD * z)
+    else:
+        perm = np.random.default_rng(np.random.SeedSequence([REFERENCE_SEED, 9, 5])).permutation(
+            REFERENCE_SIZE
+        )
+        base = _reference(JobKind.RLHF, 0)[perm]
+    end, scale = lengths[healthy], (peak * base)[healthy]
+
+    def share(log_a: float) -> float:
+        top = math.exp(log_a) * scale
+        full = rise(end, top)
+        late = rise((1.0 - LATE_SHARE) * end, top)
+        return float(np.mean(full - late < PLATEAU_GAIN * full))
+
+    low, high = math.log(1e-6), math.log(1e6)
+    while high - low > 1e-6:
+        middle = (low + high) / 2
+        if share(middle) >= plateau_share:
+            low = middle
+        else:
+            high = middle
+    return math.exp(low)

@@ -6,8 +6,9 @@ its per-step rates say nothing of its length. Its scales are drawn independently
 length (:mod:`evalstop.sim.clock`):
 
 - its rise tops out at ``S = a P N'`` steps, ``P ~ U(1.5, 4)`` and ``N'`` an independent length
-  from its kind's step law, ``a`` the world's stretch (1 in ``paper``; set from the plateau
-  share in ``calibrated``). Before its turn its true quality is ``q0 + G y(s)`` with
+  from its kind's step law, or its planned steps in a world whose rise follows the plan
+  (``calibrated``), ``a`` the world's stretch (1 in ``paper``; set from the plateau share in
+  ``calibrated``). Before its turn its true quality is ``q0 + G y(s)`` with
   ``y(s) = g(min(s / S, 1))`` (Gao's RL gold curve ``g(x) = x (1 - ln x)``: 0 for the initial
   policy at step 0, 1 at the top, so ``G`` is the gain from the initial policy to the top)
   plus a bounded residual rise after ``S`` (``CRV-1``, ``CRV-14``);
@@ -38,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstop.core.model import JobKind
-from evalstop.sim.clock import rise_scale
+from evalstop.sim.clock import rise_scale, rlhf_rise_base
 from evalstop.sim.shapes import (
     HALF_LOSS_X,
     JUMP_WIDTH,
@@ -296,7 +297,7 @@ def rlhf_draw(
     q0 = _uniform(u[0], *INITIAL_RANGE)
     gain = _uniform(u[1], *GAIN_RANGE)
     rise_peak = _uniform(u[2], *RISE_PEAK_RANGE)
-    length = plan.stretch * rise_scale(JobKind.RLHF, u[3])
+    length = plan.stretch * rlhf_rise_base(world.rise_on_plan, u[3], plan.planned_steps)
     beta = _uniform(u[4], *BETA_RL_RANGE)
     drop, level, multiplier = _schedule_draws(world, plan, u[5:9])
     proxy_start = _uniform(u[9], -1.0, 0.0)

@@ -74,7 +74,11 @@ def world_stretch(world: World) -> float:
     if world.plateau_share is None:
         return 1.0
     return plateau_stretch(
-        world.plateau_share, world.turn_range, RISE_PEAK_RANGE, STRETCH_HACKING_SHARE
+        world.plateau_share,
+        world.turn_range,
+        RISE_PEAK_RANGE,
+        STRETCH_HACKING_SHARE,
+        world.rise_on_plan,
     )
 
 

@@ -50,12 +50,11 @@ def gold_shape(x: FloatArray) -> FloatArray:
     return np.where(x > 0, x * (1.0 - np.log(safe)), 0.0)
 
 
-def rise(s: FloatArray, top: float) -> FloatArray:
+def rise(s: FloatArray, top: float | FloatArray) -> FloatArray:
     """``y(s)``: Gao's rise from 0 at step 0 (the initial policy, ``g(0) = 0``) to 1 at its
-    top at ``top`` steps, then the residual (``CRV-1``)."""
+    top at ``top`` steps (one top, or one per step), then the residual (``CRV-1``)."""
     out: FloatArray = gold_shape(np.minimum(s / top, 1.0))
-    if s[-1] > top:
-        out += PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))
+    out += PLATEAU_SLOPE * (1.0 - top / np.maximum(s, top))  # 0 up to the top
     return out
 
 

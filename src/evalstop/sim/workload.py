@@ -39,6 +39,8 @@ import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth
 from evalstop.sim.clock import (
+    ESTIMATE_LOG_SD,
+    ESTIMATE_MEDIAN,
     LONG_EXPONENT,
     SECONDS_PER_STEP,
     SHORT_EXPONENT,
@@ -79,9 +81,6 @@ GPU_CHOICES: Mapping[JobKind, tuple[tuple[int, ...], tuple[float, ...]]] = {
     JobKind.DPO: ((1, 2, 4), (0.3, 0.4, 0.3)),
     JobKind.RLHF: ((4, 8), (0.5, 0.5)),
 }
-
-ESTIMATE_MEDIAN = 1.2
-ESTIMATE_LOG_SD = 0.5
 
 
 def _check_mix(

@@ -13,7 +13,9 @@ else (durations, GPUs, estimates, the mix and the hacking share) is the same wor
   RLHF run (the paper evaluates every 10% of a run) and sigma is 0.02.
 - ``calibrated``: fitted to the summary statistics of the labelled real RLHF curves of
   ``shared/data/real-traces`` by ``docs/scripts/calibration.py`` (never to a detector's
-  result); each number and its statistic are in ``spec/curves.md`` (CRV-7).
+  result); each number and its statistic are in ``spec/curves.md`` (CRV-7). An RLHF run's rise
+  is scaled by its planned steps (its user's plan from the estimate), not by an independent
+  length (``CRV-8``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ def _optional_fraction(
         raise ValueError(f"{attribute.name} must be in [0, 1] or None, got {value!r}")
 
 
+def _check_bool(_inst: object, attribute: attrs.Attribute[bool], value: object) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{attribute.name} must be True or False, got {value!r}")
+
+
 @attrs.frozen(slots=True)
 class World:
     """The parameters that differ between simulated worlds (spec ``WLD-1``).
@@ -88,6 +95,8 @@ class World:
         step_drop_range: where a step schedule drops its rate, ``U(low, high)`` of the
             planned steps.
         step_level_range: the share of its rise a step-schedule run reaches before its drop.
+        rise_on_plan: whether an RLHF run's rise scale is its planned steps (its user's plan
+            from the estimate) rather than an independent length of the step law (``CRV-8``).
     """
 
     name: str
@@ -100,6 +109,7 @@ class World:
     step_share: float = attrs.field(default=0.0, validator=check_fraction)
     step_drop_range: tuple[float, float] = attrs.field(default=(0.5, 0.5), validator=_check_range)
     step_level_range: tuple[float, float] = attrs.field(default=(0.8, 0.8), validator=_check_range)
+    rise_on_plan: bool = attrs.field(default=False, validator=_check_bool)
 
 
 PAPER: Final = World(
@@ -125,17 +135,20 @@ CALIBRATED: Final = World(
     step_share=0.2,
     step_drop_range=(0.43, 0.71),
     step_level_range=(0.77, 0.84),
+    rise_on_plan=True,
 )
 """Fitted to summary statistics of real curves (``docs/scripts/calibration.py``, its output
 ``calibration.out``; CRV-7 lists each statistic): hacking peaks at 0.11 to 0.67 of the run,
 half the gain lost 0.511 peak-times after the peak (kappa 2.26, 17 hacking curves), 9 of 11
-healthy runs plateau, noise 0.106 of the gain (0.562 to 1.779 times that over the 11 healthy
-curves), a median of 9 evaluations per run after step 0 (10 planned over an estimate that is
-1.2 times the length on median, 9 x 1.2 rounded down: a run evaluates at its last step too,
-so it makes its planned intervals over its length rounded up; every run also evaluates its
-initial policy at step 0, as 25 of the 28 real curves do); 2 of the 10 healthy supervised
-runs of ``tests/data/healthy-supervised`` document a learning-rate drop after a plateau (at
-0.43 and 0.71 of the run, reaching 0.77 and 0.84 of their gain before it)."""
+healthy runs plateau (the stretch on an RLHF rise scaled by the run's planned steps, as the
+real runs rise across their length, CRV-8), noise 0.106 of the gain (0.562 to 1.779 times
+that over the 11 healthy curves), a median of 9 evaluations per run after step 0 (10 planned
+over an estimate that is 1.2 times the length on median, 9 x 1.2 rounded down: a run
+evaluates at its last step too, so it makes its planned intervals over its length rounded up;
+every run also evaluates its initial policy at step 0, as 25 of the 28 real curves do); 2 of
+the 10 healthy supervised runs of ``tests/data/healthy-supervised`` document a learning-rate
+drop after a plateau (at 0.43 and 0.71 of the run, reaching 0.77 and 0.84 of their gain
+before it)."""
 
 WORLDS: Final[Mapping[str, World]] = {world.name: world for world in (PAPER, CALIBRATED)}
 """The named worlds, by name."""

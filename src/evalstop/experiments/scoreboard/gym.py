@@ -31,9 +31,14 @@ __all__ = [
     "run_views",
 ]
 
-GYM_RUNS = 500
-"""Runs of the test split the gym track scores (the issue's 500), each at the evaluation
-density its config draws (10, 20 or 40, ``GYM-5``)."""
+GYM_RUNS = 1100
+"""Runs of the test split the gym track scores, each at the evaluation density its config
+draws (10, 20 or 40, ``GYM-5``). Issue 22 asks for 95% intervals of +-5 points or tighter on
+recall and on harmful stops; at a rate of 0.5 that takes 385 runs of each kind, and the dev
+split's hacking share under the second distribution (37.8% of its first 500 runs) puts 385
+hacking runs at about 1,020 runs: 1,100 leaves two standard deviations of the count for the
+test split's own share (``SCB-10``). The second distribution made a run about half as costly,
+so 1,100 runs cost about the CPU 500 did before."""
 
 GYM_SCALE = 1.0
 """The full scale of the gym's gold reward for the gain-floored regret (``RGT-5``): one gold
