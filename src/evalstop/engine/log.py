@@ -104,7 +104,7 @@ def _row_of(record: LogRecord) -> tuple[Row, bool]:
 class LogColumns(NamedTuple):
     """A log's columns as read by :meth:`EventLog.columns`, one entry per record (``ENG-21``).
 
-    Each column is a typed :class:`array.array` (a copy: writing to it changes no log), so a
+    Each column is a typed ``array.array`` (a copy: writing to it changes no log), so a
     reader can take it into numpy without a copy (``numpy.frombuffer``, the dtype named by
     its ``typecode``). At a position of ``odd`` the columns hold the record's kind code and
     zeros; the record itself, kept whole, is ``odd[position]``.
