@@ -66,13 +66,13 @@ def grids() -> dict[str, list[Detector[Any]]]:
         for a, d, w in itertools.product((0.2, 0.3, 0.5), (0.1, 0.2, 0.3, 0.5), (3, 5))
     ]
     divergence: list[Detector[Any]] = [
-        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal)
+        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, stall=0.0)
         for z, s, f, signal in itertools.product(
             (0.5, 0.75, 1.0, 1.5), (0.0, 1.0, 2.0, 3.0), (2.0, 3.0), ("proxy_reward", "kl")
         )
     ]
     divergence += [
-        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, growth=g)
+        DivergenceDetector(z=z, side_z=s, fallback_z=f, signal=signal, growth=g, stall=0.0)
         for g, z, s, f, signal in itertools.product(
             (0.25, 0.5, 1.0), (0.5, 0.75, 1.0), (1.0, 2.0), (2.0, 3.0), ("proxy_reward", "kl")
         )

@@ -410,9 +410,11 @@ def test_sig12_growth_raises_both_thresholds_with_the_looks(
     """SIG-12: with growth g the detector fires at its n-th valid evaluation exactly when the
     growth-0 rule, on the same state, fires at z + g ln(n / n0) and fallback_z + g ln(n / n0);
     g = 0 is the SIG-4 rule and its name has no growth."""
-    grown = DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=growth)
+    grown = DivergenceDetector(
+        z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, growth=growth, stall=0.0
+    )
     plain = attrs.evolve(grown, growth=0.0)
-    assert plain == DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal)
+    assert plain == DivergenceDetector(z=0.75, side_z=1.0, fallback_z=2.0, signal=signal, stall=0)
     assert "growth" not in plain.name and f"growth={growth:g}" in grown.name
     views = reports(rows)
     expected, fired = [], False

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from evalstop.cli import main
+from evalstop.core.divergence import DivergenceDetector
 from evalstop.watch.follow import CsvSource, EventFileSource, JsonlSource, TrainerStateSource
 from evalstop.watch.source import Point, Sides, SourceError
 from watch_builders import cli, tfwrite
@@ -90,7 +91,7 @@ def test_wch16_divergence_on_a_gym_run_folder_decides_as_replay(
 ) -> None:
     """WCH-16, WCH-2: ``evalstop gym --runs 3`` writes run folders; watch with only
     ``--metric`` and the divergence detector stops what replay stops, where replay stops
-    (which needs the KL: without it, replay stops none of them)."""
+    (which needs its side signal: without it, the eval-only fallback stops fewer)."""
     gym = tmp_path / "gym"
     assert main(["gym", "--runs", "3", "--out", str(gym)]) == 0
     capsys.readouterr()
@@ -117,4 +118,6 @@ def test_wch16_divergence_on_a_gym_run_folder_decides_as_replay(
     code, out, err = cli(capsys, str(bare), *options, "--state", str(tmp_path / "b.db"))
     assert code == 0 and _decisions(out) != expected
     notes = err.splitlines()
-    assert len(notes) == 3 and all("no kl to read" in line and "SIG-8" in line for line in notes)
+    (signal,) = DivergenceDetector().needs  # the side signal its defaults read
+    assert len(notes) == 3
+    assert all(f"no {signal} to read" in line and "SIG-8" in line for line in notes)
