@@ -85,8 +85,17 @@ class BocpdState:
     alarm: bool = False
 
     def __attrs_post_init__(self) -> None:
-        columns = (self.priors, self.weights, self.counts, self.s_t, self.s_tt, self.s_y)
-        if not self.starts or any(len(c) != len(self.starts) for c in (*columns, self.s_ty)):
+        n = len(self.starts)
+        if not n or not (
+            len(self.priors)
+            == len(self.weights)
+            == len(self.counts)
+            == len(self.s_t)
+            == len(self.s_tt)
+            == len(self.s_y)
+            == len(self.s_ty)
+            == n
+        ):
             raise ValueError("a BocpdState's hypothesis columns must be non-empty and equal")
 
 

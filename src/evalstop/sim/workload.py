@@ -276,11 +276,14 @@ def _jobs(
     duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
     planned = estimate / SECONDS_PER_STEP[kind]
+    plans: dict[float, RunPlan] = {}  # a sweep's configs share the world: a plan per share
     drawn: dict[RunPlan, tuple[JobTruth, CurveDraw]] = {}
     jobs: dict[tuple[RunPlan, float], Job] = {}
     out = []
     for c in configs:
-        plan = run_plan(kind, turn_draw, planned, steps[-1], c)
+        plan = plans.get(c.hacking_share)
+        if plan is None:
+            plan = plans[c.hacking_share] = run_plan(kind, turn_draw, planned, steps[-1], c)
         if plan not in drawn:  # the stream restarts at each draw: the same curves
             drawn[plan] = run_truth(kind, plan, steps, duration, streams.stream(i), c)
         job = jobs.get((plan, c.sigma))
