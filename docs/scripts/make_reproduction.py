@@ -18,8 +18,10 @@ table of ``docs/real-traces.md``, itself generated and tested). The prose makes 
 the numbers ("k = 2 is the best balance"); :func:`claims` checks each, and the page is not
 written while one fails: edit the template's words, never a number.
 
-``python docs/scripts/make_reproduction.py [--data DIR] [--out PATH] [--check]``; ``--check``
-exits 1 when the committed page differs from what the inputs give.
+``python docs/scripts/make_reproduction.py [--data DIR] [--out PATH] [--readme PATH] [--check]``;
+``--check`` exits 1 when the committed page differs from what the inputs give. The README's
+generated block is written with the committed page only (or to ``--readme``): a trial render
+to another ``--out`` leaves ``README.md`` alone.
 """
 
 from __future__ import annotations
@@ -450,15 +452,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python docs/scripts/make_reproduction.py")
     parser.add_argument("--data", type=Path, default=DATA, help="the committed inputs")
     parser.add_argument("--out", type=Path, default=PAGE, help="the page to write")
+    parser.add_argument(
+        "--readme",
+        type=Path,
+        default=None,
+        help="the README whose generated block to write (default: README.md, but none when "
+        "--out names another page, so a trial render leaves README.md alone)",
+    )
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     args = parser.parse_args(argv)
+    readme_path = args.readme
+    if readme_path is None and args.out.resolve() == PAGE.resolve():
+        readme_path = README
     try:
-        page = render(args.data)
-        readme = render_readme(README.read_text(encoding="utf-8"), args.data)
+        outputs = [(args.out, render(args.data))]
+        if readme_path is not None:
+            text = render_readme(readme_path.read_text(encoding="utf-8"), args.data)
+            outputs.append((readme_path, text))
     except (ClaimError, KeyError, OSError) as error:
         print(f"make_reproduction: {error}", file=sys.stderr)
         return 2
-    outputs = ((args.out, page), (README, readme))
     if args.check:
         stale = [p for p, text in outputs if not p.is_file() or p.read_text("utf-8") != text]
         for path in stale:

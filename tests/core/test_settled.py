@@ -1,6 +1,7 @@
-"""POL-11: a preemptive ordered state whose keys never move decides an arrival after an
-applied decision from the GPUs that decision left, and still decides what the policy decides,
-over runs of arrivals (in and out of key order), ends, reports and applied decisions."""
+"""POL-11: a preemptive ordered state whose last decision's packing is still a fixed point
+(applied, no key moved later since) decides without walking the ranking, and still decides what
+the policy decides, over runs of arrivals (in and out of key order), ends, reports, time
+passing and applied decisions."""
 
 from __future__ import annotations
 
@@ -10,33 +11,58 @@ from hypothesis import strategies as st
 
 from builders import examples
 from evalstop.core.boundary import ClusterView, EventKind, JobView
+from evalstop.core.decision import Decision
 from evalstop.core.fairshare import fair_share
 from evalstop.core.model import JobKind
 from evalstop.core.policies import BASE_POLICIES
+from evalstop.core.policy import PolicyState
 from evalstop.core.ranking import PriorityState
 
 # ("arrive", gpus, submit delay) | ("late", gpus, 0): an arrival submitted before the others
-# | ("end", which, 0) | ("decide", 0, 0) | ("skip", 0, 0): a decision not applied at once
+# | ("end", which, 0) | ("report", which, loss) | ("decide", 0, 0) | ("wait", seconds, 0)
 OPS = st.lists(
     st.one_of(
         st.tuples(st.just("arrive"), st.integers(1, 6), st.integers(0, 3)),
         st.tuples(st.just("late"), st.integers(1, 6), st.just(0)),
         st.tuples(st.just("end"), st.integers(0, 40), st.just(0)),
+        st.tuples(st.just("report"), st.integers(0, 40), st.integers(0, 4)),
         st.tuples(st.just("decide"), st.just(0), st.just(0)),
+        st.tuples(st.just("wait"), st.integers(0, 3_000), st.just(0)),
     ),
     max_size=60,
 )
+LOSSES = (2.0, 1.5, 1.0, 0.9, 0.2)
+
+
+def _report(job: JobView, time: int, loss: float) -> JobView:
+    """``job``'s view after a checkpoint at ``time`` reporting ``loss`` (ENG-11, BND-1)."""
+    since = job.running_since
+    assert since is not None
+    return attrs.evolve(
+        job,
+        evals_done=job.evals_done + 1,
+        service=job.attained_service(time),
+        running_since=max(since, time),
+        first_loss=loss if job.first_loss is None else job.first_loss,
+        previous_loss=job.last_loss,
+        last_loss=loss,
+    )
 
 
 @settings(max_examples=examples(300))
-@given(ops=OPS, total=st.integers(1, 12), name=st.sampled_from(["fair-share", "srtf-est", "las"]))
+@given(
+    ops=OPS,
+    total=st.integers(1, 12),
+    name=st.sampled_from(["fair-share", "srtf-est", "las", "loss-aware"]),
+)
 def test_pol11_settled_state_decides_as_the_policy(
     ops: list[tuple[str, int, int]], total: int, name: str
 ) -> None:
     """POL-11, POL-6: at every decision the state decides what the policy decides on the view
     of the same jobs; each decision is applied as the engine applies it (preemptions told as
-    queued, starts as started), then arrivals, late arrivals (keys before the others') and
-    ends come in between."""
+    queued, starts as started), then arrivals, late arrivals (keys before the others'), ends,
+    running jobs' reports (told when the policy reads them, POL-6) and time come in
+    between."""
     policy = fair_share if name == "fair-share" else BASE_POLICIES[name]
     state = policy.start_run(total)
     assert state is not None
@@ -45,6 +71,17 @@ def test_pol11_settled_state_decides_as_the_policy(
     free, time, submit, late = total, 0, 100, 99
     for op, a, b in ops:
         time += 1
+        if op == "wait":
+            time += a
+            continue
+        if op == "report":
+            ids = sorted(running)
+            if ids:
+                job_id = ids[a % len(ids)]
+                running[job_id] = _report(running[job_id], time, LOSSES[b])
+                if state.checkpoint_views:
+                    state.reported(running[job_id])
+            continue
         if op in ("arrive", "late"):
             job_id = 1_000 + time
             if op == "late":
@@ -72,20 +109,34 @@ def test_pol11_settled_state_decides_as_the_policy(
         )
         decided = state.decide(time, free, EventKind.ARRIVAL, None)
         assert decided == policy(cluster)
-        for job_id in decided.preempt:
-            job = running.pop(job_id)
-            job = queued[job_id] = attrs.evolve(
-                job,
-                service=job.attained_service(time),
-                running_since=None,
-                preemptions=job.preemptions + 1,
-            )
-            free += job.gpus
-            state.queued(job)
-        for job_id in decided.start:
-            job = running[job_id] = attrs.evolve(queued.pop(job_id), running_since=time)
-            free -= job.gpus
-            state.started(job)
+        free = _apply(decided, state, queued, running, free, time)
+
+
+def _apply(
+    decided: Decision,
+    state: PolicyState,
+    queued: dict[int, JobView],
+    running: dict[int, JobView],
+    free: int,
+    time: int,
+) -> int:
+    """``decided`` applied as the engine applies it (preemptions told as queued, then starts
+    as started); the GPUs free after it."""
+    for job_id in decided.preempt:
+        job = running.pop(job_id)
+        job = queued[job_id] = attrs.evolve(
+            job,
+            service=job.attained_service(time),
+            running_since=None,
+            preemptions=job.preemptions + 1,
+        )
+        free += job.gpus
+        state.queued(job)
+    for job_id in decided.start:
+        job = running[job_id] = attrs.evolve(queued.pop(job_id), running_since=time)
+        free -= job.gpus
+        state.started(job)
+    return free
 
 
 def test_pol11_an_arrival_after_an_applied_decision_does_not_walk(monkeypatch: object) -> None:
@@ -99,9 +150,9 @@ def test_pol11_an_arrival_after_an_applied_decision_does_not_walk(monkeypatch: o
     walks: list[int] = []
     original = PriorityState._walk
 
-    def counting(self: PriorityState, time: int) -> object:
+    def counting(self: PriorityState, time: int, tail: object = None) -> object:
         walks.append(time)
-        return original(self, time)
+        return original(self, time, tail)  # type: ignore[arg-type]
 
     setattr(PriorityState, "_walk", counting)  # noqa: B010
     try:
@@ -121,3 +172,24 @@ def test_pol11_an_arrival_after_an_applied_decision_does_not_walk(monkeypatch: o
         assert state.decide(3, 2, EventKind.COMPLETION, None).start == (2,)
     finally:
         setattr(PriorityState, "_walk", original)  # noqa: B010
+
+
+def test_pol11_a_running_key_that_moved_later_is_above_a_newcomer() -> None:
+    """POL-11: under las a running job passes its first threshold (its key moves later, to
+    level 1); a 2-GPU job that arrives then ranks before it, so the decision is not the
+    newcomers' first fit into the free GPU: it starts the newcomer and preempts the runner,
+    as the policy does."""
+    state = BASE_POLICIES["las"].start_run(2)
+    assert state is not None
+    runner = JobView(1, JobKind.LORA, 1, 0, 50, 1, "one", None)
+    state.queued(runner)
+    assert state.decide(0, 2, EventKind.ARRIVAL, None).start == (1,)
+    runner = attrs.evolve(runner, running_since=0)
+    state.started(runner)
+    assert state.decide(4_000, 1, EventKind.COMPLETION, None) == Decision()
+    newcomer = JobView(2, JobKind.LORA, 2, 4_000, 50, 1, "one", None)
+    state.queued(newcomer)
+    decided = state.decide(4_000, 1, EventKind.ARRIVAL, None)
+    cluster = ClusterView(4_000, 2, 1, (newcomer,), (runner,), EventKind.ARRIVAL)
+    assert decided == BASE_POLICIES["las"](cluster)
+    assert decided.start == (2,) and decided.preempt == (1,)

@@ -117,3 +117,35 @@ def test_equality_is_by_records_with_nan_equal_to_nan() -> None:
     assert hash(EventLog.of([nan])) == hash(EventLog.of([nan]))
     assert EventLog.of([nan]) != [nan, nan]
     assert EventLog.of([]) == []
+
+
+@given(st.lists(records(), max_size=30), st.integers(1, 7))
+def test_columns_with_the_odd_records_give_back_every_record(
+    written: list[LogRecord], chunk: int
+) -> None:
+    """ENG-21: the columns (copies) hold every record that fits them, and the kind code and
+    zeros where it does not; the odd records are the others, so together they give back the
+    log."""
+    writer = LogWriter(chunk)
+    for record in written:
+        writer.append(record)
+        if len(writer.rows) >= chunk:
+            writer.pack()
+    log = writer.log()
+    columns = log.columns()
+    assert all(len(column) == len(log) for column in columns[:7])
+    kinds = list(LogKind)
+    rebuilt = []
+    for position, row in enumerate(zip(*columns[:7], strict=True)):
+        time, code, job, gpus, index, step, score = row
+        assert code == KIND_CODES[written[position].kind]
+        if position in columns.odd:
+            assert (time, job, gpus, index, step, score) == (0, 0, 0, 0, 0, 0.0)
+            rebuilt.append(columns.odd[position])
+        elif kinds[code] in (LogKind.CHECKPOINT, LogKind.FINISH):
+            rebuilt.append(LogRecord(time, kinds[code], job, gpus, index, step, score))
+        else:
+            rebuilt.append(LogRecord(time, kinds[code], job, gpus, index))
+    assert all(same(a, b) for a, b in zip(rebuilt, written, strict=True))
+    columns.time.append(1)  # a copy: the log does not change
+    assert len(log.columns().time) == len(log)

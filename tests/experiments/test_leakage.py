@@ -16,6 +16,7 @@ from evalstop.experiments.leakage import (
     CURVE_AUC_LIMIT,
     CURVE_OBSERVABLES,
     ERROR_MARGIN,
+    JUDGED_JOBS,
     Leakage,
     audit,
     first_trained,
@@ -83,6 +84,27 @@ def test_leak3_leak4_leak5_no_world_leaks(world: str) -> None:
     assert result.label_length_link > 0.6 and aucs["estimated_duration"] > 0.6
     assert 0.0 < result.early_turn_share < 1.0
     assert {n for n, _ in result.label_auc_given_estimate} == set(CURVE_OBSERVABLES)
+
+
+def test_leak3_an_audit_under_the_judged_size_is_not_judged() -> None:
+    """LEAK-3: an audit of fewer than JUDGED_JOBS jobs prints its figures with the verdict
+    ``not judged`` (its raw comparisons kept); from JUDGED_JOBS on the verdict is theirs."""
+    small = audit(_jobs("paper", seeds=1, n_jobs=300), learned=False)
+    assert (small.jobs, small.judged) == (300, False)
+    assert small.verdict == f"not judged (300 jobs, under {JUDGED_JOBS:,})"
+    judged = attrs.evolve(  # every AUC at chance, the first checkpoint no better
+        small,
+        jobs=JUDGED_JOBS,
+        label_auc=tuple((name, 0.5) for name, _ in small.label_auc),
+        label_auc_given_estimate=tuple((n, 0.5) for n, _ in small.label_auc_given_estimate),
+        length_error_first_checkpoint=small.length_error_estimate,
+    )
+    assert judged.judged and not judged.label_leak and not judged.length_leak
+    assert judged.verdict == "no leak"
+    planted = (("eval_score", 0.9), *judged.label_auc_given_estimate[1:])
+    leaking = attrs.evolve(judged, label_auc_given_estimate=planted)
+    assert leaking.label_leak and leaking.verdict == "LEAKS"
+    assert attrs.evolve(leaking, jobs=JUDGED_JOBS - 1).verdict.startswith("not judged")
 
 
 def _on_the_fraction_clock(job: Job, rng: np.random.Generator) -> Job:

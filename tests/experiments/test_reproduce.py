@@ -15,6 +15,7 @@ import pytest
 
 from evalstop.cli import main
 from evalstop.core.errors import UnknownNameError
+from evalstop.core.registry import make_policy
 from evalstop.experiments import plotting
 from evalstop.experiments.grid import (
     BASE_RATES,
@@ -31,20 +32,24 @@ from evalstop.experiments.paper.plan import (
     MAIN_SYSTEMS,
     Settings,
     Sim,
+    decides_on_curves,
     decides_on_eval_scores,
+    detection_only,
     plan,
     reads_eval_scores,
 )
 from evalstop.experiments.paper.results import Results, build_results, results_json
-from evalstop.experiments.paper.runner import run_audits, run_group, run_plan
+from evalstop.experiments.paper.runner import Drawn, run_audits, run_group, run_plan
 from evalstop.experiments.paper.stats import estimate
+from evalstop.sim.run import simulate
 
 SMALL = Settings(seeds=2, jobs=40, gpus=16)
 
 
 def _build(settings: Settings, workers: int = 1) -> Results:
-    figures = run_plan(settings, plan(settings), workers=workers)
-    return build_results(settings, figures, run_audits(settings))
+    drawn: Drawn = {}
+    figures = run_plan(settings, plan(settings), workers=workers, drawn=drawn)
+    return build_results(settings, figures, run_audits(settings, drawn))
 
 
 @pytest.fixture(scope="module")
@@ -139,13 +144,13 @@ def test_rep11_a_group_runs_with_the_collector_paused(monkeypatch: pytest.Monkey
 
         return spied
 
-    for name in ("generate_noise_sweep", "simulate", "job_outcomes"):
+    for name in ("generate_sweep", "simulate", "job_outcomes"):
         monkeypatch.setattr(runner, name, spy(name, getattr(runner, name)))
     settings = Settings(seeds=1, jobs=30, gpus=16)
     sim = Sim("paper", 0.02, 0.6, 10, 0, "lossplateau+srtf-est", 2)
     assert gc.isenabled()
     run_group((settings, (sim,)))
-    assert seen == [("generate_noise_sweep", False), ("simulate", False), ("job_outcomes", False)]
+    assert seen == [("generate_sweep", False), ("simulate", False), ("job_outcomes", False)]
     assert gc.isenabled()
     with pytest.raises(UnknownNameError):
         run_group((settings, (attrs.evolve(sim, system="no-such-system"),)))
@@ -314,3 +319,108 @@ def test_rep4_out_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     target.write_text("x")
     assert main(["reproduce", "--out", str(target)]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_rep13_the_audit_reads_the_workloads_the_plan_drew(
+    workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """REP-13, REP-2: the audit of the default workloads the plan's groups drew draws none
+    again, and equals run_audits drawing its own; the figures are unchanged."""
+    settings = Settings(seeds=2, jobs=60, gpus=16)
+    sims = plan(settings)
+    alone = (run_plan(settings, sims), run_audits(settings))
+    redrawn: list[object] = []
+    draw = runner._workload
+
+    def counted(*args: Any) -> Any:
+        redrawn.append(args)
+        return draw(*args)
+
+    monkeypatch.setattr(runner, "_workload", counted)
+    drawn: Drawn = {}
+    figures = run_plan(settings, sims, workers=workers, drawn=drawn)
+    assert sorted(drawn) == [(w, seed) for w in ("calibrated", "paper") for seed in (0, 1)]
+    audits = run_audits(settings, drawn)
+    assert redrawn == []
+    assert repr(audits) == repr(alone[1]) and repr(figures) == repr(alone[0])
+    few = attrs.evolve(settings, worlds=("paper",))  # a plan without the audited family
+    drawn = {}
+    run_plan(few, [s for s in plan(few) if s.hacking_share != few.hacking_share], drawn=drawn)
+    assert drawn == {}
+    assert repr(run_audits(few, drawn)) == repr({"paper": alone[1]["paper"]})
+    assert len(redrawn) == few.seeds
+
+
+def test_rep14_density_cells_folded_equal_simulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REP-14, REP-8: the plan folds exactly the density-sweep cells (EvalStop at 20 and 40
+    evaluations, paper world), their platform figures are NaN, their detection figures those of
+    the simulation (the means over jobs to 1e-12), and results.json is the same as when every
+    cell is simulated."""
+    settings = Settings(seeds=2, jobs=80, gpus=16, worlds=("paper",))
+    sims = plan(settings)
+    folded = [sim for sim in sims if detection_only(sim)]
+    assert {(sim.system, sim.evals) for sim in folded} == {
+        ("evalstop+srtf-est", evals) for evals in DENSITIES if evals != 10
+    }
+    assert not any(detection_only(s) for s in plan(attrs.evolve(settings, worlds=("calibrated",))))
+    figures = run_plan(settings, sims)
+    monkeypatch.setattr(runner, "detection_only", lambda sim: False)
+    simulated = run_plan(settings, sims)
+    platform = ("jct_mean", "jct_p95", "wasted_gpu_time", "rlhf_gpu_time", "utilization")
+    means = ("quality_retained_rlhf", "delay_gpu_hours")
+    for sim in folded:
+        mine, theirs = attrs.asdict(figures[sim]), attrs.asdict(simulated[sim])
+        assert all(math.isnan(mine.pop(name)) for name in platform)
+        for name in means:
+            np.testing.assert_allclose(mine.pop(name), theirs.pop(name), rtol=1e-12)
+        np.testing.assert_equal(mine, {k: v for k, v in theirs.items() if k not in platform})
+    assert sum(figures[sim].stopped for sim in folded) > 0
+    assert all(repr(figures[s]) == repr(simulated[s]) for s in sims if not detection_only(s))
+    audits = run_audits(settings)
+    one = json.dumps(results_json(build_results(settings, figures, audits)))
+    assert one == json.dumps(results_json(build_results(settings, simulated, audits)))
+
+
+def test_rep15_which_systems_decide_on_curves() -> None:
+    """REP-15: a base alone other than loss-aware, or stopat over one, reads no curve; an
+    EvalStop, lossplateau or noise-aware wrapper, or a loss-aware base, does."""
+    for system in ("srtf-est", "fifo", "las", "stopat-0.65+srtf-est", "stopat+sjf-est"):
+        assert not decides_on_curves(system), system
+    for system in ("loss-aware", "stopat+loss-aware", "evalstop+srtf-est", "lossplateau+fifo"):
+        assert decides_on_curves(system), system
+
+
+def test_rep15_a_group_across_shares_equals_its_simulations_one_by_one() -> None:
+    """REP-15, REP-12, REP-2: a group spans hacking shares and noise levels; every
+    simulation's figures (curve-blind systems simulated once, noise-blind ones once a share)
+    equal those of the simulation run alone, and the shares do change them."""
+    settings = Settings(seeds=1, jobs=60, gpus=16)
+    systems = ("srtf-est", "stopat-0.65+srtf-est", "lossplateau+srtf-est", "evalstop+las")
+    cells = [(0.2, 0.02), (0.6, 0.02), (0.6, 0.12), (0.8, 0.05)]
+    group = tuple(
+        sorted(
+            Sim("paper", sigma, share, 10, 0, system, 2)
+            for share, sigma in cells
+            for system in systems
+        )
+    )
+    simulated: list[str] = []
+
+    def counted(workload: Any, policy: Any, cluster: Any) -> Any:
+        simulated.append(policy.name)
+        return simulate(workload, policy, cluster)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "simulate", counted)
+        together = run_group((settings, group))
+    once = ["srtf-est", "stopat-0.65+srtf-est"]  # once a group; then once a share, a cell
+    expected = [*once, *["lossplateau+srtf-est"] * 3, *["evalstop+las"] * 4]
+    assert sorted(simulated) == sorted(make_policy(system).name for system in expected)
+    assert [sim for sim, _ in together] == list(group)
+    for sim, figures in together:
+        alone = run_group((settings, (sim,)))[0][1]
+        np.testing.assert_equal(attrs.astuple(figures), attrs.astuple(alone))
+    for system in systems[:2]:  # the shares change the figures: the check is not vacuous
+        wasted = {f.wasted_gpu_time for sim, f in together if sim.system == system}
+        assert len(wasted) > 1, system

@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts"))
 
-from make_reproduction import DATA, PAGE, ClaimError, claims, main, render
+from make_reproduction import BEGIN, DATA, END, PAGE, ClaimError, claims, main, render
 
 
 def test_rep10_committed_page_is_what_the_script_writes() -> None:
@@ -57,3 +57,19 @@ def test_rep10_a_claim_that_no_longer_holds_stops_the_page(
     assert main(["--data", str(data), "--out", str(out)]) == 2
     assert not out.exists()
     assert "k = 2 is the best balance" in capsys.readouterr().err
+
+
+def test_rep10_a_trial_render_leaves_the_readme_alone(tmp_path: Path) -> None:
+    """REP-10: ``--out`` another page writes that page and not README.md's block; ``--readme``
+    names the README to write."""
+    readme = PAGE.parents[1] / "README.md"
+    before = readme.read_bytes(), readme.stat().st_mtime_ns
+    out = tmp_path / "page.md"
+    assert main(["--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == render(DATA)
+    assert (readme.read_bytes(), readme.stat().st_mtime_ns) == before
+    copy = tmp_path / "README.md"
+    head, rest = readme.read_text(encoding="utf-8").split(BEGIN, 1)
+    copy.write_text(f"{head}{BEGIN}\nstale\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
+    assert main(["--out", str(out), "--readme", str(copy)]) == 0
+    assert copy.read_text(encoding="utf-8") == readme.read_text(encoding="utf-8")

@@ -1,20 +1,26 @@
-"""Detection quality against hidden labels (DQ-1 to DQ-3)."""
+"""Detection quality against hidden labels (DQ-1 to DQ-4)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import attrs
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import make_job
 from evalstop.core.detectors import DeclineDetector
 from evalstop.core.model import Job, JobKind
 from evalstop.core.policies import fifo
+from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
-from evalstop.sim.detection import detection_metrics
+from evalstop.sim.detection import detection_metrics, folded_outcomes
 from evalstop.sim.metrics import JobOutcome, job_outcomes
 from evalstop.sim.run import Cluster, simulate
+from evalstop.sim.workload import WorkloadConfig, generate
 
 PEAKED = (0.1, 0.5, 0.3, 0.2, 0.1)  # 2nd decline at checkpoint 4: stopped
 RISING = (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -138,3 +144,42 @@ def test_rgt4_fold_job_fast_paths_equal_the_generic_fold() -> None:
             assert answer == fold_job(slow, job), (fast, job.job_id)
             stopped += answer[0] is not None
     assert stopped > 100  # the rules do stop jobs here, so the comparison means something
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    detector=st.sampled_from(["evalstop", "noise-aware", "stopat", "lossplateau", "ewma"]),
+    base=st.sampled_from(["srtf-est", "fifo", "las"]),
+    k=st.integers(1, 3),
+    world=st.sampled_from(["paper", "calibrated"]),
+    evals=st.sampled_from([None, 5, 20, 40]),
+    noise=st.sampled_from([None, 0.0, 0.05, 0.3]),
+    seed=st.integers(0, 10_000),
+)
+def test_dq4_folded_outcomes_are_the_simulated_ones(
+    detector: str, base: str, k: int, world: str, evals: int | None, noise: float | None, seed: int
+) -> None:
+    """DQ-4, RGT-4: the folded outcome of every RLHF job (stopped, evaluations seen, service,
+    kept checkpoint, quality retained) is its outcome in a simulation of EvalStop with the
+    detector over any base, on a cluster small enough to queue and preempt; detection_metrics
+    reads both the same."""
+    config = WorkloadConfig(n_jobs=60, gpus=16, world=world, evals_per_run=evals, eval_noise=noise)
+    workload = generate(config, seed)
+    policy = make_policy(f"{detector}+{base}", k=k)
+    simulated = job_outcomes(simulate(workload, policy, Cluster(gpus=16)))
+    folded = folded_outcomes(policy.detectors[0], workload.jobs)
+    rlhf = [job.job_id for job in workload.jobs if job.spec.kind is JobKind.RLHF]
+    assert [o.job_id for o in folded] == rlhf
+    fields = (
+        "kind", "gpus", "hacking", "stopped", "service", "evals_seen", "kept_index",
+        "quality_retained",
+    )  # fmt: skip
+    for outcome in folded:
+        twin = simulated[outcome.job_id]
+        assert repr([getattr(outcome, f) for f in fields]) == repr(
+            [getattr(twin, f) for f in fields]
+        )
+    jobs = {job.job_id: job for job in workload.jobs}
+    by_end = [attrs.astuple(detection_metrics(simulated.values(), jobs))]
+    by_fold = [attrs.astuple(detection_metrics(folded, jobs))]
+    np.testing.assert_allclose(by_fold, by_end, rtol=1e-12)

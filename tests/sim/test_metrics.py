@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
 
 import attrs
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +20,7 @@ from evalstop.core.model import Job, JobKind
 from evalstop.core.policies import fifo, srtf_est
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
+from evalstop.engine.log import EventLog, LogKind, LogRecord
 from evalstop.sim.metrics import JobOutcome, jct_stats, job_outcomes, kept_at, system_metrics
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.workload import WorkloadConfig, generate, generate_noise_sweep
@@ -201,3 +204,84 @@ def test_met9_a_stopped_job_keeps_its_best_report_at_the_new_sigma() -> None:
         assert outcome.kept_index == seen.index(max(seen))
         moved += outcome.kept_index != first[outcome.job_id].kept_index
     assert moved > 0
+
+
+def _outcomes_record_by_record(result: Any) -> dict[int, JobOutcome]:
+    """The outcomes read from every record of the log in order (the reference of the test
+    below)."""
+    jobs = {job.job_id: job for job in result.jobs}
+    held: dict[int, int] = {}
+    gpu_time: dict[int, int] = {}
+    first: dict[int, int] = {}
+    evals: dict[int, int] = {}
+    progress: dict[int, int] = {}
+    preempted: set[int] = set()
+    overhead = result.cluster.preemption_overhead
+    out: dict[int, JobOutcome] = {}
+    for time, kind, job_id, gpus, index, step, _, reason in result.log:
+        if kind is LogKind.CHECKPOINT:
+            evals[job_id] = index
+        elif kind is LogKind.START:
+            held[job_id] = time
+            first.setdefault(job_id, time)
+        elif kind is not LogKind.ARRIVE:
+            if job_id in held:
+                start = held.pop(job_id)
+                gpu_time[job_id] = gpu_time.get(job_id, 0) + gpus * (time - start)
+                resumed = start + (overhead if job_id in preempted else 0)
+                progress[job_id] = progress.get(job_id, 0) + max(0, time - resumed)
+            if kind is LogKind.PREEMPT:
+                preempted.add(job_id)
+                continue
+            job = jobs[job_id]
+            done, service = evals.get(job_id, 0), progress.get(job_id, 0)
+            stopped = kind is LogKind.STOP
+            steps = [obs.step for obs in job.observations]
+            kept = steps.index(step) if stopped and step is not None else done - 1
+            quality = job.truth.quality
+            peak = int(quality.argmax())
+            best = float(quality[peak])
+            retained = 0.0 if kept < 0 else (float(quality[kept]) / best if best > 0 else math.nan)
+            began = first.get(job_id, time)
+            spec = job.spec
+            out[job_id] = JobOutcome(
+                job_id, spec.kind, spec.gpus, job.truth.hacking, spec.submit_time, began, time,
+                stopped, time - spec.submit_time, began - spec.submit_time, service,
+                gpu_time.get(job_id, 0),
+                spec.gpus * max(0, service - job.checkpoint_service(peak + 1)),
+                kept, retained, reason, done,
+            )  # fmt: skip
+    return out
+
+
+def _odd(record: LogRecord) -> LogRecord:
+    """``record`` as one the log keeps whole (ENG-16), its meaning to the metrics unchanged."""
+    if record.kind in (LogKind.CHECKPOINT, LogKind.FINISH):
+        return record._replace(score=np.float64(record.score))  # a float subclass
+    if record.kind is LogKind.STOP:
+        return record
+    return record._replace(step=0)  # a field the kind does not carry
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    system=st.sampled_from(["evalstop+srtf-est", "evalstop+las", "stopat-0.5+fifo", "srtf-est"]),
+    seed=st.integers(0, 10_000),
+    share=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
+    pick=st.integers(0, 2**32),
+)
+def test_met10_outcomes_from_the_columns_equal_reading_every_record(
+    system: str, seed: int, share: float, pick: int
+) -> None:
+    """MET-10, ENG-21: `job_outcomes` read through the log's columns equals reading every
+    record in order, with a share of the records (checkpoints, a job's last among them) kept
+    whole beside the columns."""
+    workload = generate(WorkloadConfig(n_jobs=50, gpus=16), seed)
+    result = simulate(workload, make_policy(system), Cluster(gpus=16))
+    rng = random.Random(pick)
+    records = [_odd(r) if rng.random() < share else r for r in result.log]
+    odd = attrs.evolve(result, log=EventLog.of(records))
+    assert share == 0.0 or odd.log.columns().odd
+    reference = _outcomes_record_by_record(result)
+    assert _same(job_outcomes(result), reference)
+    assert _same(job_outcomes(odd), reference)

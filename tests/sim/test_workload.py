@@ -25,6 +25,7 @@ from evalstop.sim.workload import (
     expected_gpu_seconds,
     generate,
     generate_noise_sweep,
+    generate_sweep,
 )
 from evalstop.sim.worlds import CALIBRATED, PAPER, WORLDS, World, world_named
 
@@ -285,6 +286,71 @@ def test_wrk8_noise_sweep_is_generate_at_each_noise(
         assert _reports(workload) == _reports(alone)
         for job, first in zip(workload.jobs, sweep[0].jobs, strict=True):
             assert job.spec is first.spec and job.truth is first.truth
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    cells=st.lists(
+        st.tuples(st.sampled_from([None, 0.0, 0.05, 0.12]), st.sampled_from([0.0, 0.2, 0.6, 1.0])),
+        min_size=1,
+        max_size=5,
+    ),
+    world=st.sampled_from(sorted(WORLDS)),
+    n_jobs=st.integers(1, 30),
+    seed=st.integers(0, 2**32),
+    evals=st.one_of(st.none(), st.integers(1, 40)),
+)
+def test_wrk8_a_sweep_over_shares_and_noise_is_generate_at_each(
+    cells: list[tuple[float | None, float]],
+    world: str,
+    n_jobs: int,
+    seed: int,
+    evals: int | None,
+) -> None:
+    """WRK-8: a sweep over hacking shares and noise levels gives, for each config, the
+    workload ``generate`` draws alone, bit for bit; a DPO or LoRA job is drawn once for every
+    share (the same truth), an RLHF job once per share."""
+    configs = [
+        WorkloadConfig(
+            n_jobs=n_jobs,
+            world=world,
+            eval_noise=noise,
+            evals_per_run=evals,
+            hacking_share=share,
+            gpus=16,
+        )
+        for noise, share in cells
+    ]
+    sweep = generate_sweep(configs, seed)
+    for config, workload in zip(configs, sweep, strict=True):
+        alone = generate(config, seed)
+        assert workload == alone and workload.config == config
+        assert _reports(workload) == _reports(alone)
+        for job, first in zip(workload.jobs, sweep[0].jobs, strict=True):
+            assert job.spec is first.spec
+            if job.spec.kind is not JobKind.RLHF:
+                assert job.truth is first.truth
+
+
+def test_wrk8_hacking_shares_change_rlhf_curves_only() -> None:
+    """WRK-8: two shares of one sweep give every job the same spec and DPO and LoRA jobs the
+    same reports, and some RLHF jobs other labels (so the check above is not vacuous)."""
+    low, high = generate_sweep(
+        [
+            WorkloadConfig(n_jobs=60, hacking_share=0.2),
+            WorkloadConfig(n_jobs=60, hacking_share=0.8),
+        ],
+        3,
+    )
+    assert [j.spec for j in low.jobs] == [j.spec for j in high.jobs]
+    for a, b in zip(low.jobs, high.jobs, strict=True):
+        if a.spec.kind is not JobKind.RLHF:
+            assert a is b
+    assert sum(j.truth.hacking for j in low.jobs) < sum(j.truth.hacking for j in high.jobs)
+    with pytest.raises(ValueError, match="eval_noise and hacking_share only"):
+        generate_sweep([WorkloadConfig(n_jobs=5), WorkloadConfig(n_jobs=6)], 0)
+    with pytest.raises(ValueError, match="at least one config"):
+        generate_sweep([], 0)
 
 
 def test_wrk8_noise_levels_change_the_reports_only() -> None:

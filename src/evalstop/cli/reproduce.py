@@ -20,6 +20,7 @@ from evalstop.experiments.paper.report import render_report
 from evalstop.experiments.paper.results import Results, build_results, results_json
 from evalstop.experiments.paper.runner import (
     MAX_WORKERS_PER_CPU,
+    Drawn,
     default_workers,
     max_workers,
     run_audits,
@@ -124,10 +125,13 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress = ProgressBar(f"{len(sims)} simulations", enabled=not args.no_progress)
     try:
-        figures = run_plan(settings, sims, workers=workers, progress=progress, backend=backend)
+        drawn: Drawn = {}  # the default workloads the audit reads (REP-13)
+        figures = run_plan(
+            settings, sims, workers=workers, progress=progress, backend=backend, drawn=drawn
+        )
     except BackendError as error:
         raise CliError(str(error)) from None
-    results = build_results(settings, figures, run_audits(settings))
+    results = build_results(settings, figures, run_audits(settings, drawn))
     elapsed = time.perf_counter() - started
     report = render_report(results)
     # the scoreboard is synthetic: none on a trace, as no plots (SCB-5)

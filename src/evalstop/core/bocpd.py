@@ -27,7 +27,7 @@ latches; the kept checkpoint is the best reported score (``DET-4``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -42,7 +42,7 @@ def _ints(values: Iterable[int]) -> tuple[int, ...]:
 
 
 def _floats(values: Iterable[float]) -> tuple[float, ...]:
-    return tuple(float(v) for v in values)
+    return tuple(map(float, values))
 
 
 @attrs.frozen(slots=True)
@@ -85,8 +85,17 @@ class BocpdState:
     alarm: bool = False
 
     def __attrs_post_init__(self) -> None:
-        columns = (self.priors, self.weights, self.counts, self.s_t, self.s_tt, self.s_y)
-        if not self.starts or any(len(c) != len(self.starts) for c in (*columns, self.s_ty)):
+        n = len(self.starts)
+        if not n or not (
+            len(self.priors)
+            == len(self.weights)
+            == len(self.counts)
+            == len(self.s_t)
+            == len(self.s_tt)
+            == len(self.s_y)
+            == len(self.s_ty)
+            == n
+        ):
             raise ValueError("a BocpdState's hypothesis columns must be non-empty and equal")
 
 
@@ -100,19 +109,52 @@ def _hypotheses(_inst: object, attribute: attrs.Attribute[int], value: int) -> N
         raise ValueError(f"{attribute.name} must be an integer >= 2, got {value!r}")
 
 
-_Posterior = tuple[float, float, float, float, float]
-"""A regime line's posterior: mean intercept, mean slope, and the entries (00, 01, 11) of
-its covariance over ``sigma^2``, ``(X'X + diag(level^-2, slope^-2))^-1`` (the scales in
-noise units, so the mean does not depend on ``sigma``)."""
+_Posteriors = tuple[list[float], list[float], list[float], list[float], list[float]]
+"""Each hypothesis's regime line posterior: mean intercepts, mean slopes, and the entries
+(00, 01, 11) of each covariance over ``sigma^2``, ``(X'X + diag(level^-2, slope^-2))^-1`` (the
+scales in noise units, so the means do not depend on ``sigma``)."""
+
+_SQRT2 = math.sqrt(2.0)
+
+_Columns = tuple[
+    list[int],
+    list[float],
+    list[float],
+    list[int],
+    list[float],
+    list[float],
+    list[float],
+    list[float],
+]
+"""A state's hypothesis columns as lists, in :class:`BocpdState`'s order (starts to s_ty)."""
 
 
-def _posterior(
-    n: int, s_t: float, s_tt: float, s_y: float, s_ty: float, level: float, slope: float
-) -> _Posterior:
-    p00, p01, p11 = n + 1.0 / (level * level), s_t, s_tt + 1.0 / (slope * slope)
-    det = p00 * p11 - p01 * p01
-    i00, i01, i11 = p11 / det, -p01 / det, p00 / det
-    return i00 * s_y + i01 * s_ty, i01 * s_y + i11 * s_ty, i00, i01, i11
+def _posteriors(
+    counts: Sequence[int],
+    s_t: Sequence[float],
+    s_tt: Sequence[float],
+    s_y: Sequence[float],
+    s_ty: Sequence[float],
+    level: float,
+    slope: float,
+) -> _Posteriors:
+    """The posterior of every hypothesis's line from its five running sums (one pass)."""
+    level_precision, slope_precision = 1.0 / (level * level), 1.0 / (slope * slope)
+    means_a: list[float] = []
+    means_b: list[float] = []
+    c00: list[float] = []
+    c01: list[float] = []
+    c11: list[float] = []
+    for n, st, stt, sy, sty in zip(counts, s_t, s_tt, s_y, s_ty, strict=True):
+        p00, p11 = n + level_precision, stt + slope_precision
+        det = p00 * p11 - st * st
+        i00, i01, i11 = p11 / det, -st / det, p00 / det
+        means_a.append(i00 * sy + i01 * sty)
+        means_b.append(i01 * sy + i11 * sty)
+        c00.append(i00)
+        c01.append(i01)
+        c11.append(i11)
+    return means_a, means_b, c00, c01, c11
 
 
 def decline_probability(state: BocpdState, level_scale: float, slope_scale: float) -> float:
@@ -122,26 +164,17 @@ def decline_probability(state: BocpdState, level_scale: float, slope_scale: floa
     if state.differences == 0:
         return 0.0
     sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
+    _, slopes, _, _, c11 = _posteriors(
+        state.counts, state.s_t, state.s_tt, state.s_y, state.s_ty, level_scale, slope_scale
+    )
     total = mass = 0.0
-    for h, count in enumerate(state.counts):
+    for count, weight, b, i11 in zip(state.counts, state.weights, slopes, c11, strict=True):
         if count < 2:
             continue
-        post = _posterior(
-            count,
-            state.s_t[h],
-            state.s_tt[h],
-            state.s_y[h],
-            state.s_ty[h],
-            level_scale,
-            slope_scale,
-        )
-        sd = sigma * math.sqrt(post[4]) if sigma > 0 else 0.0
-        if sd > 0:
-            below = 0.5 * math.erfc(post[1] / (sd * math.sqrt(2.0)))
-        else:
-            below = 1.0 if post[1] < 0 else 0.0
-        total += state.weights[h] * below
-        mass += state.weights[h]
+        sd = sigma * math.sqrt(i11) if sigma > 0 else 0.0
+        below = 0.5 * math.erfc(b / (sd * _SQRT2)) if sd > 0 else float(b < 0)
+        total += weight * below
+        mass += weight
     return total / mass if mass > 0 else 0.0
 
 
@@ -198,15 +231,22 @@ class BocpdDetector:
             differences += 1
         sigma = roughness / differences / ROUGHNESS_TO_SIGMA if differences else 0.0
         t = state.evals
-        columns = self._grow(state, t, y, sigma)
-        columns = [(*row[:2], row[2] * (1.0 - self.hazard), *row[3:]) for row in columns]
-        columns.append((t + 1, y, self.hazard, 0, 0.0, 0.0, 0.0, 0.0))
-        if len(columns) > self.max_hypotheses:
-            drop = min(range(len(columns) - 1), key=lambda h: (columns[h][2], h))
-            del columns[drop]
-        total = math.fsum(row[2] for row in columns)
-        columns = [(*row[:2], row[2] / total, *row[3:]) for row in columns]
-        starts, priors, weights, counts, s_t, s_tt, s_y, s_ty = zip(*columns, strict=True)
+        starts, priors, weights, counts, s_t, s_tt, s_y, s_ty = self._grow(state, t, y, sigma)
+        keep = 1.0 - self.hazard
+        weights = [w * keep for w in weights]
+        starts.append(t + 1)
+        priors.append(y)
+        weights.append(self.hazard)
+        counts.append(0)
+        for column in (s_t, s_tt, s_y, s_ty):
+            column.append(0.0)
+        if len(starts) > self.max_hypotheses:
+            old = weights[:-1]
+            drop = old.index(min(old))  # the first least probable non-fresh hypothesis
+            for any_column in (starts, priors, weights, counts, s_t, s_tt, s_y, s_ty):
+                del any_column[drop]
+        total = math.fsum(weights)
+        weights = [w / total for w in weights]
         new = BocpdState(
             t + 1,
             origin,
@@ -233,52 +273,43 @@ class BocpdDetector:
     def fired(self, state: BocpdState) -> bool:
         return state.alarm
 
-    def _grow(
-        self, state: BocpdState, t: int, y: float, sigma: float
-    ) -> list[tuple[int, float, float, int, float, float, float, float]]:
-        """Every hypothesis with ``y`` folded in, weighted by its predictive density of ``y``
-        (uniform while ``sigma`` is unknown or its square underflows), the weights normalised."""
-        logs: list[float] = []
-        rows = []
+    def _grow(self, state: BocpdState, t: int, y: float, sigma: float) -> _Columns:
+        """Every hypothesis's columns with ``y`` folded in, its weight multiplied by its
+        predictive density of ``y`` (uniform while ``sigma`` is unknown or its square
+        underflows), the weights normalised."""
         unit = sigma * sigma  # 0 also when sigma^2 underflows: no density then
-        for h, start in enumerate(state.starts):
-            tau, rel = float(t - start), y - state.priors[h]
-            n, st, stt, sy, sty = (
-                state.counts[h],
-                state.s_t[h],
-                state.s_tt[h],
-                state.s_y[h],
-                state.s_ty[h],
+        log = math.log
+        logs = [log(w) if w > 0 else -math.inf for w in state.weights]
+        taus = [float(t - start) for start in state.starts]
+        rels = [y - prior for prior in state.priors]
+        if unit > 0:
+            means_a, means_b, c00, c01, c11 = _posteriors(
+                state.counts,
+                state.s_t,
+                state.s_tt,
+                state.s_y,
+                state.s_ty,
+                self.level_scale,
+                self.slope_scale,
             )
-            weight = state.weights[h]
-            log = math.log(weight) if weight > 0 else -math.inf
-            if unit > 0:
-                a, b, i00, i01, i11 = _posterior(
-                    n, st, stt, sy, sty, self.level_scale, self.slope_scale
-                )
-                spread = 1.0 + i00 + 2.0 * tau * i01 + tau * tau * i11  # variance / sigma^2
-                residual = rel - (a + b * tau)
+            for h, (tau, rel) in enumerate(zip(taus, rels, strict=True)):
+                spread = 1.0 + c00[h] + 2.0 * tau * c01[h] + tau * tau * c11[h]  # var / sigma^2
+                residual = rel - (means_a[h] + means_b[h] * tau)
                 # log N(rel; a + b tau, sigma^2 spread) without -log(2 pi sigma^2) / 2, the
                 # same for every hypothesis: the weights are then exactly scale-free (SIG-2)
-                log -= 0.5 * (math.log(spread) + residual * residual / (unit * spread))
-            logs.append(log)
-            rows.append(
-                (
-                    start,
-                    state.priors[h],
-                    n + 1,
-                    st + tau,
-                    stt + tau * tau,
-                    sy + rel,
-                    sty + tau * rel,
-                )
-            )
+                logs[h] -= 0.5 * (log(spread) + residual * residual / (unit * spread))
         top = max(logs)
         if not math.isfinite(top):  # every density underflowed (scores near SPAN): no update
-            logs, top = [math.log(w) if w > 0 else -math.inf for w in state.weights], 0.0
-        raw = [math.exp(log - top) for log in logs]
+            logs, top = [log(w) if w > 0 else -math.inf for w in state.weights], 0.0
+        raw = [math.exp(v - top) for v in logs]
         total = math.fsum(raw)
-        return [
-            (start, prior, w / total, n, st, stt, sy, sty)
-            for (start, prior, n, st, stt, sy, sty), w in zip(rows, raw, strict=True)
-        ]
+        return (
+            list(state.starts),
+            list(state.priors),
+            [w / total for w in raw],
+            [n + 1 for n in state.counts],
+            [st + tau for st, tau in zip(state.s_t, taus, strict=True)],
+            [stt + tau * tau for stt, tau in zip(state.s_tt, taus, strict=True)],
+            [sy + rel for sy, rel in zip(state.s_y, rels, strict=True)],
+            [sty + tau * rel for sty, tau, rel in zip(state.s_ty, taus, rels, strict=True)],
+        )

@@ -142,7 +142,7 @@ class PriorityState:
 
     __slots__ = (
         "_buckets",
-        "_constant",
+        "_decided_at",
         "_dirty",
         "_fixed",
         "_fresh",
@@ -155,6 +155,7 @@ class PriorityState:
         "_queued",
         "_queued_gpus",
         "_ranked",
+        "_reports",
         "_running",
         "_running_gpus",
         "_seq",
@@ -182,15 +183,15 @@ class PriorityState:
         self._ranked: dict[JobId, tuple[Ranked, bool, int | None]] = {}  # entry, moving, until
         self._dirty: set[JobId] = set()  # running jobs to (re-)key at the next decision
         self._moves: list[tuple[int, JobId]] = []  # (time its key may move, job), lazy
-        # POL-11: a job's key never moves (none falls, none is re-keyed at a report, and no
-        # moves_at time is pending): the packing a decision leaves is then a fixed point
-        self._constant = (
-            self._kept and policy.falls_until is None and not policy.reschedule_on_checkpoint
-        )
-        self._settled = True  # nothing changed since the last decision but what it said
+        # POL-11: since the last decision nothing changed but what it said, arrivals, keys
+        # falling and reports that moved no key later: its packing is still a fixed point
+        self._settled = True
         self._pending: set[JobId] = set()  # its starts and preemptions not told yet
         self._fresh: list[tuple[Ranked, int]] = []  # jobs that arrived since, with their GPUs
-        self._top: Ranked | None = None  # the largest key queued before them
+        # a key at least as large as every active job's but theirs (queued, or ranked running)
+        self._top: Ranked | None = None
+        self._reports: dict[JobId, JobView] = {}  # reported since: the view it was ranked by
+        self._decided_at = 0  # the time of the last decision
 
     @property
     def checkpoint_views(self) -> bool:
@@ -248,7 +249,11 @@ class PriorityState:
         self._note(job)
 
     def reported(self, job: JobView) -> None:
-        self._unsettle()
+        if self._settled and self._kept:
+            # POL-11: whether its key moved later is seen at the next decision, at its time
+            self._reports.setdefault(job.job_id, self._running[job.job_id])
+        else:
+            self._unsettle()
         self._note(job)
 
     def _note(self, job: JobView) -> None:
@@ -266,6 +271,7 @@ class PriorityState:
         """Something changed that the last decision did not say: the next one walks."""
         if self._settled:
             self._settled = False
+            self._reports.clear()
             fresh = self._fresh
             if fresh:
                 newest = max(fresh)[0]
@@ -292,6 +298,9 @@ class PriorityState:
         policy = self._policy
         view = self._running[job_id]
         key = policy.key(view, now=time)
+        top = self._top
+        if top is None or (key, job_id) > top:  # POL-11: no active key is above _top
+            self._top = (key, job_id)
         until = policy.falls_until(view, time) if policy.falls_until is not None else None
         moving = until is not None
         if moving:  # POL-8: key(view, t)[0] == key[0] - (t - time) until `until`
@@ -331,35 +340,62 @@ class PriorityState:
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
-        fresh, top = self._fresh, self._top
-        if (
-            self._settled
-            and not self._pending
-            and self._constant
-            and not self._moves
-            and (top is None or not fresh or min(fresh)[0] > top)
-        ):
-            decision = self._arrived(free_gpus)  # POL-11
+        fresh = self._fresh
+        if self._still_settled(time):
+            decision = self._arrived(time, free_gpus, self._top)  # POL-11
         else:
             decision = self._decide(time, free_gpus)
+        top = self._top
         if fresh:
             newest = max(fresh)[0]
             if top is None or newest > top:
                 self._top = newest
             fresh.clear()
+        self._reports.clear()
         self._settled = True
+        self._decided_at = time
         if decision.start or decision.preempt:
             self._pending = {*decision.start, *decision.preempt}
         return decision
 
-    def _arrived(self, free: int) -> Decision:
-        """``POL-11``: the decision after the last one was applied and only jobs ranked after
-        every other active job arrived: the packing of the others is the one that decision
-        left (a fixed point, with keys that did not move), so the newcomers are first fitted,
-        in key order, into the GPUs it left free, and nothing else changes."""
+    def _still_settled(self, time: int) -> bool:
+        """Whether the last decision's packing is still a fixed point at ``time`` (``POL-11``):
+        it was applied, and no running job's key moved later than it was then (a job started
+        or reported since: its key now against its view's then; a job ranked before: no
+        ``moves_at`` time has come, and falling keys only fall). A running job whose key moves
+        earlier keeps its GPUs and takes none from a job that ran (all running jobs fit the
+        cluster together), and a queued job it passes has even less room than before."""
+        if not self._settled or self._pending or not self._kept:
+            return False
+        key, running, then = self._policy.key, self._running, self._decided_at
+        reports, dirty = self._reports, self._dirty
+        for job_id in dirty:
+            view = running[job_id]
+            if key(view, now=time) > key(reports.get(job_id, view), now=then):
+                return False
+        for job_id in dirty:  # ranked now, as the walk would: their move times are known
+            self._rank(job_id, time)
+        dirty.clear()
+        moves = self._moves
+        return not moves or moves[0][0] > time
+
+    def _arrived(self, time: int, free: int, top: Ranked | None) -> Decision:
+        """``POL-11``: the decision while the last one's packing is a fixed point and only
+        jobs arrived since: each newcomer that does not fit at its turn (the room its rank
+        leaves) changes nothing, so with none fitting nothing is done. Newcomers ranked after
+        every job seen are first fitted, in key order, into the free GPUs; any other that fits
+        makes the decision walk (POL-9)."""
         fresh = self._fresh
+        if not fresh:
+            return _NOTHING
         if len(fresh) > 1:
             fresh.sort()
+        if top is not None and fresh[0][0] <= top:
+            tail = self._tail(time)
+            for ranked, gpus in fresh:
+                if gpus <= free or tail.holds_after(ranked, gpus - free):
+                    return self._walk(time, tail)
+            return _NOTHING
         starts: list[JobId] = []
         for ranked, gpus in fresh:
             if gpus <= free:
@@ -397,13 +433,15 @@ class PriorityState:
             room -= best_gpus
             yield best[1]
 
-    def _walk(self, time: int) -> Decision:
+    def _walk(self, time: int, tail: RunningTail | None = None) -> Decision:
         """First fit of every active job, in key order, into the whole cluster (``POL-3``),
         from change to change (``POL-9``). ``slack`` is the room at the walk's position minus
         the GPUs of the running jobs not reached yet: a running job keeps its GPUs when the
         jobs ranked after it hold at least ``-slack``; a queued job of ``d`` GPUs starts when
-        they hold at least ``d - slack``."""
-        tail = self._tail(time)
+        they hold at least ``d - slack``. ``tail``: the running jobs at ``time``, when read
+        already."""
+        if tail is None:
+            tail = self._tail(time)
         slack = self._total - self._running_gpus
         at: Ranked | None = None  # the walk's position: everything up to it is decided
         starts: list[JobId] = []

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, overload
 
 from evalstop.core.model import JobId
 
-__all__ = ["KIND_CODES", "EventLog", "LogKind", "LogRecord", "LogWriter", "Row"]
+__all__ = ["KIND_CODES", "EventLog", "LogColumns", "LogKind", "LogRecord", "LogWriter", "Row"]
 
 
 class LogKind(enum.Enum):
@@ -101,6 +101,35 @@ def _row_of(record: LogRecord) -> tuple[Row, bool]:
     return row, plain and _fits(row)
 
 
+class LogColumns(NamedTuple):
+    """A log's columns as read by :meth:`EventLog.columns`, one entry per record (``ENG-21``).
+
+    Each column is a typed ``array.array`` (a copy: writing to it changes no log), so a
+    reader can take it into numpy without a copy (``numpy.frombuffer``, the dtype named by
+    its ``typecode``). At a position of ``odd`` the columns hold the record's kind code and
+    zeros; the record itself, kept whole, is ``odd[position]``.
+
+    Attributes:
+        time: when each record happened.
+        kind: each record's kind code (:data:`KIND_CODES`), at every position.
+        job_id: to which job.
+        gpus: GPUs held or asked for.
+        index: checkpoint index.
+        step: training step (0 for a kind that carries none).
+        score: observed eval score (0.0 for a kind that carries none).
+        odd: the records the columns cannot hold exactly, by position.
+    """
+
+    time: array[int]
+    kind: array[int]
+    job_id: array[int]
+    gpus: array[int]
+    index: array[int]  # type: ignore[assignment]  # shadows tuple.index, as LogRecord's
+    step: array[int]
+    score: array[float]
+    odd: dict[int, LogRecord]
+
+
 def _same_scores(a: array[float], b: array[float]) -> bool:
     if a.tobytes() == b.tobytes():
         return True
@@ -165,6 +194,12 @@ class EventLog(Sequence[LogRecord]):
                 yield LogRecord(time, kinds[code], job, gpus, index, step, score)
             else:
                 yield LogRecord(time, kinds[code], job, gpus, index)
+
+    def columns(self) -> LogColumns:
+        """The log as columns (``ENG-21``): for readers that want a few fields of many records
+        without building a :class:`LogRecord` for each. O(length), copies of typed arrays."""
+        time, kind, job_id, gpus, index, step, score = self._trimmed()
+        return LogColumns(time, kind, job_id, gpus, index, step, score, dict(self._odd))
 
     def _trimmed(self) -> tuple[array[Any], ...]:
         return tuple(column[: self._length] for column in self._columns)

@@ -54,6 +54,7 @@ __all__ = [
     "CURVE_AUC_LIMIT",
     "CURVE_OBSERVABLES",
     "ERROR_MARGIN",
+    "JUDGED_JOBS",
     "LABEL_OBSERVABLES",
     "LINK_OBSERVABLES",
     "STRATA",
@@ -81,6 +82,11 @@ ERROR_MARGIN = 0.10
 CURVE_AUC_LIMIT = 0.55
 """A curve observable (or all of them jointly) whose folded label AUC within strata of the
 estimate exceeds this is a leak (LEAK-5)."""
+
+JUDGED_JOBS = 3_000
+"""The smallest audit the limits judge (LEAK-3): the size of the test that holds both worlds
+to them (3 seeds of 1,000 jobs) and of the full run's learned predictors. A smaller audit's
+AUCs move by more than the limits' margins from sampling alone."""
 
 CURVE_OBSERVABLES = ("eval_score", "loss", "proxy_reward", "kl")
 """The first checkpoint's curve observables."""
@@ -271,6 +277,19 @@ class Leakage:
             values.append(self.learned.label_auc_curves_given_estimate)
         finite = [v for v in values if math.isfinite(v)]
         return max(finite) if finite else math.nan
+
+    @property
+    def judged(self) -> bool:
+        """Whether the audit is large enough for its limits (:data:`JUDGED_JOBS`, LEAK-3);
+        :attr:`label_leak` and :attr:`length_leak` are the raw comparisons either way."""
+        return self.jobs >= JUDGED_JOBS
+
+    @property
+    def verdict(self) -> str:
+        """``LEAKS``, ``no leak``, or ``not judged`` below :data:`JUDGED_JOBS` (LEAK-3)."""
+        if not self.judged:
+            return f"not judged ({self.jobs:,} jobs, under {JUDGED_JOBS:,})"
+        return "LEAKS" if self.label_leak or self.length_leak else "no leak"
 
     @property
     def label_leak(self) -> bool:

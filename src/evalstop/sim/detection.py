@@ -24,13 +24,14 @@ from evalstop.core.regret import (
     regret_fraction,
     summarize_runs,
 )
-from evalstop.sim.metrics import JobOutcome
+from evalstop.sim.metrics import FoldedOutcome, JobOutcome, retained
 
 __all__ = [
     "DetectionMetrics",
     "confusion_rates",
     "detection_metrics",
     "fold_job",
+    "folded_outcomes",
     "job_run_score",
     "job_views",
     "ratio",
@@ -84,12 +85,13 @@ class DetectionMetrics:
 
 
 def detection_metrics(
-    outcomes: Iterable[JobOutcome], jobs: Mapping[JobId, Job]
+    outcomes: Iterable[JobOutcome | FoldedOutcome], jobs: Mapping[JobId, Job]
 ) -> DetectionMetrics:
     """Precision, recall, FPR, F1 and delay over the RLHF jobs among ``outcomes`` (DQ-1).
 
     Args:
-        outcomes: per-job outcomes of a run (:func:`~evalstop.sim.metrics.job_outcomes`).
+        outcomes: per-job outcomes of a run (:func:`~evalstop.sim.metrics.job_outcomes`), or
+            of a detector folded over jobs (:func:`folded_outcomes`).
         jobs: the run's jobs by id, hidden truth included (the hacking labels and peaks).
 
     Returns:
@@ -171,6 +173,41 @@ def fold_job(
             kept = None if best is None else _index_of_step(job, best)
             return index, kept
     return None, last
+
+
+def folded_outcomes(detector: Detector[Any], jobs: Iterable[Job]) -> list[FoldedOutcome]:
+    """The outcome of each RLHF job of ``jobs`` (in their order) under EvalStop with
+    ``detector``, folded over its reports (:func:`fold_job`, ``DQ-4``): stopped at the report
+    the detector fires on, with the service of that report, keeping what the detector keeps
+    (its last report when it keeps none, as :func:`~evalstop.sim.metrics.job_outcomes` reads a
+    stop that saved no checkpoint); or run to its end, keeping its last checkpoint. A
+    simulation that wraps any base with ``detector`` gives each of these jobs the same fields
+    (``RGT-4``)."""
+    out: list[FoldedOutcome] = []
+    for job in jobs:
+        if job.spec.kind is not JobKind.RLHF:
+            continue
+        stop, kept = fold_job(detector, job)
+        seen = len(job.observations) if stop is None else stop + 1
+        index = seen - 1 if kept is None else kept  # a stop saving none: its last (MET-6)
+        quality = job.truth.quality
+        peak = float(quality[job.truth.peak_index])
+        service = job.truth.duration if stop is None else job.checkpoint_service(seen)
+        spec = job.spec
+        out.append(
+            FoldedOutcome(
+                spec.job_id,
+                spec.kind,
+                spec.gpus,
+                job.truth.hacking,
+                stop is not None,
+                service,
+                seen,
+                index,
+                retained(job, index, peak),
+            )
+        )
+    return out
 
 
 def _fold_fast(

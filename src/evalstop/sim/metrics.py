@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from evalstop.core.model import Job, JobId, JobKind
-from evalstop.engine.log import LogKind
+from evalstop.engine.log import KIND_CODES, EventLog, LogColumns, LogKind
 from evalstop.sim.run import Result
 
 __all__ = [
+    "FoldedOutcome",
     "JctStats",
     "JobOutcome",
     "SystemMetrics",
     "jct_stats",
     "job_outcomes",
     "kept_at",
+    "mean_retained",
+    "retained",
     "system_metrics",
 ]
 
@@ -71,6 +76,35 @@ class JobOutcome:
     evals_seen: int
 
 
+@attrs.frozen(slots=True)
+class FoldedOutcome:
+    """What EvalStop with one detector does to one job, from the job's reports alone
+    (:func:`~evalstop.sim.detection.folded_outcomes`, ``DQ-4``): the fields of a
+    :class:`JobOutcome` that no schedule changes.
+
+    Attributes:
+        job_id: the job's id.
+        kind: its kind.
+        gpus: the GPUs it holds while running.
+        hacking: its hidden label.
+        stopped: True when the detector stopped it before its end.
+        service: seconds of progress made (to the stopping report, or the whole run).
+        evals_seen: checkpoints it reported before it ended.
+        kept_index: 0-based checkpoint it ends with (MET-6).
+        quality_retained: its true quality over the peak checkpoint's (MET-6).
+    """
+
+    job_id: JobId
+    kind: JobKind
+    gpus: int
+    hacking: bool
+    stopped: bool
+    service: int
+    evals_seen: int
+    kept_index: int
+    quality_retained: float
+
+
 def _kept_index(job: Job, saved_step: int | None, evals: int) -> int:
     if saved_step is None:
         return evals - 1
@@ -83,6 +117,8 @@ def _kept_index(job: Job, saved_step: int | None, evals: int) -> int:
 _START, _CHECKPOINT = LogKind.START, LogKind.CHECKPOINT
 _PREEMPT, _STOP = LogKind.PREEMPT, LogKind.STOP
 _ARRIVE = LogKind.ARRIVE
+_CODES = KIND_CODES
+_KINDS = tuple(LogKind)
 _Facts = dict[JobId, tuple[Job, int, float]]
 _last_facts: list[tuple[tuple[Job, ...], _Facts]] = []
 
@@ -104,65 +140,114 @@ def _facts(jobs: tuple[Job, ...]) -> _Facts:
     return facts
 
 
-def _retained(job: Job, kept: int, peak: float) -> float:
+def retained(job: Job, kept: int, peak: float) -> float:
+    """The true quality of ``job``'s checkpoint ``kept`` (0-based; -1: none kept, 0) over
+    ``peak``, its peak checkpoint's (MET-6; NaN when the peak is not positive)."""
     if kept < 0 or peak <= 0:
         return 0.0 if kept < 0 else math.nan
     return float(job.truth.quality[kept]) / peak
 
 
+_Event = tuple[int, LogKind, JobId, int, int | None, str]
+_IntArray = npt.NDArray[np.signedinteger[Any]]
+
+
+def _evals_seen(columns: LogColumns, kinds: _IntArray, jobs: _IntArray) -> dict[JobId, int]:
+    """Each job's last CHECKPOINT index in the log of ``columns``: in bulk from the rows the
+    columns hold (``dict`` keeps a job's last), then the odd records, each where it falls."""
+    plain = kinds == _CODES[_CHECKPOINT]
+    plain[list(columns.odd)] = False
+    checkpoints = np.flatnonzero(plain)
+    index = np.frombuffer(columns.index, dtype=columns.index.typecode)
+    ids = jobs[checkpoints].tolist()
+    evals = dict(zip(ids, index[checkpoints].tolist(), strict=True))
+    odd = [(p, r) for p, r in sorted(columns.odd.items()) if r.kind is _CHECKPOINT]
+    if odd:
+        last = dict(zip(ids, checkpoints.tolist(), strict=True))
+        for position, record in odd:
+            if position > last.get(record.job_id, -1):
+                evals[record.job_id], last[record.job_id] = record.index, position
+    return evals
+
+
+def _events(log: EventLog) -> tuple[dict[JobId, int], list[_Event]]:
+    """The evaluations each job has seen (its last checkpoint's index), and every START,
+    PREEMPT, FINISH and STOP record of ``log`` in order as ``(time, kind, job id, gpus, step,
+    reason)``, read from the log's columns (MET-10, ENG-21)."""
+    columns = log.columns()
+    odd = columns.odd
+    kinds = np.frombuffer(columns.kind, dtype=columns.kind.typecode)
+    jobs = np.frombuffer(columns.job_id, dtype=columns.job_id.typecode)
+    rows = np.flatnonzero((kinds != _CODES[_CHECKPOINT]) & (kinds != _CODES[_ARRIVE]))
+    fields = (columns.time, columns.gpus, columns.step)
+    times, gpus, steps = (np.frombuffer(c, dtype=c.typecode)[rows].tolist() for c in fields)
+    events: list[_Event] = []
+    for position, time, code, job_id, held, step in zip(
+        rows.tolist(), times, kinds[rows].tolist(), jobs[rows].tolist(), gpus, steps, strict=True
+    ):
+        record = odd.get(position)
+        if record is None:
+            events.append((time, _KINDS[code], job_id, held, step, ""))
+        else:
+            events.append(
+                (record.time, record.kind, record.job_id, record.gpus, record.step, record.reason)
+            )
+    return _evals_seen(columns, kinds, jobs), events
+
+
 def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
-    """The outcome of every job of ``result``, keyed by job id (MET-1 to MET-6)."""
+    """The outcome of every job of ``result``, keyed by job id (MET-1 to MET-6), read from
+    its log's columns (MET-10)."""
     facts = _facts(result.jobs)
     held_since: dict[JobId, int] = {}
     gpu_time: dict[JobId, int] = {}
     first_start: dict[JobId, int] = {}
-    evals: dict[JobId, int] = {}
     progress: dict[JobId, int] = {}
     preempted: set[JobId] = set()
     overhead = result.cluster.preemption_overhead
     outcomes: dict[JobId, JobOutcome] = {}
-    for time, kind, job_id, gpus, index, step, _, reason in result.log:
-        if kind is _CHECKPOINT:  # the commonest record first
-            evals[job_id] = index
-        elif kind is _START:
+    evals, events = _events(result.log)
+    for time, kind, job_id, gpus, step, reason in events:
+        if kind is _START:
             held_since[job_id] = time
             if job_id not in first_start:
                 first_start[job_id] = time
-        elif kind is not _ARRIVE:  # PREEMPT, FINISH or STOP
-            if job_id in held_since:
-                start = held_since.pop(job_id)
-                gpu_time[job_id] = gpu_time.get(job_id, 0) + gpus * (time - start)
-                resumed_at = start + (overhead if job_id in preempted else 0)
-                progress[job_id] = progress.get(job_id, 0) + max(0, time - resumed_at)
-            if kind is _PREEMPT:
-                preempted.add(job_id)
-                continue
-            job, peak_service, peak = facts[job_id]
-            spec = job.spec
-            stopped = kind is _STOP
-            done = evals.get(job_id, 0)
-            service = progress.get(job_id, 0)
-            kept = _kept_index(job, step if stopped else None, done)
-            began = first_start.get(job_id, time)
-            outcomes[job_id] = JobOutcome(
-                job_id,
-                spec.kind,
-                spec.gpus,
-                job.truth.hacking,
-                spec.submit_time,
-                began,
-                time,
-                stopped,
-                time - spec.submit_time,
-                began - spec.submit_time,
-                service,
-                gpu_time.get(job_id, 0),
-                spec.gpus * max(0, service - peak_service),
-                kept,
-                _retained(job, kept, peak),
-                reason,
-                done,
-            )
+            continue
+        # PREEMPT, FINISH or STOP
+        if job_id in held_since:
+            start = held_since.pop(job_id)
+            gpu_time[job_id] = gpu_time.get(job_id, 0) + gpus * (time - start)
+            resumed_at = start + (overhead if job_id in preempted else 0)
+            progress[job_id] = progress.get(job_id, 0) + max(0, time - resumed_at)
+        if kind is _PREEMPT:
+            preempted.add(job_id)
+            continue
+        job, peak_service, peak = facts[job_id]
+        spec = job.spec
+        stopped = kind is _STOP
+        done = evals.get(job_id, 0)
+        service = progress.get(job_id, 0)
+        kept = _kept_index(job, step if stopped else None, done)
+        began = first_start.get(job_id, time)
+        outcomes[job_id] = JobOutcome(
+            job_id,
+            spec.kind,
+            spec.gpus,
+            job.truth.hacking,
+            spec.submit_time,
+            began,
+            time,
+            stopped,
+            time - spec.submit_time,
+            began - spec.submit_time,
+            service,
+            gpu_time.get(job_id, 0),
+            spec.gpus * max(0, service - peak_service),
+            kept,
+            retained(job, kept, peak),
+            reason,
+            done,
+        )
     return outcomes
 
 
@@ -193,7 +278,7 @@ def kept_at(outcomes: Iterable[JobOutcome], jobs: dict[JobId, Job]) -> dict[JobI
             if kept != outcome.kept_index:
                 peak = float(job.truth.quality.max())
                 out[outcome.job_id] = attrs.evolve(
-                    outcome, kept_index=kept, quality_retained=_retained(job, kept, peak)
+                    outcome, kept_index=kept, quality_retained=retained(job, kept, peak)
                 )
     return out
 
@@ -264,6 +349,13 @@ class SystemMetrics:
     rlhf_gpu_time: int
 
 
+def mean_retained(outcomes: Iterable[JobOutcome | FoldedOutcome]) -> float:
+    """The mean quality retained by the RLHF jobs among ``outcomes`` (MET-6), in their order;
+    NaN without RLHF jobs."""
+    rlhf = [o.quality_retained for o in outcomes if o.kind is JobKind.RLHF]
+    return float(np.mean(rlhf)) if rlhf else math.nan
+
+
 def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None) -> SystemMetrics:
     """Aggregate the outcomes of ``result``.
 
@@ -284,7 +376,6 @@ def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None)
     makespan = max(o.end for o in done) - first_submit
     gpu_time = sum(o.gpu_time for o in done)
     capacity = result.cluster.gpus * makespan
-    rlhf = [o.quality_retained for o in done if o.kind is JobKind.RLHF]
     return SystemMetrics(
         policy=result.policy,
         jobs=len(done),
@@ -299,7 +390,7 @@ def system_metrics(result: Result, outcomes: Sequence[JobOutcome] | None = None)
         utilization=gpu_time / capacity if capacity > 0 else 0.0,
         gpu_time=gpu_time,
         wasted_gpu_time=sum(o.wasted_gpu_time for o in done),
-        quality_retained_rlhf=float(np.mean(rlhf)) if rlhf else math.nan,
+        quality_retained_rlhf=mean_retained(done),
         stopped=sum(o.stopped for o in done),
         rlhf_gpu_time=sum(o.gpu_time for o in done if o.kind is JobKind.RLHF),
     )

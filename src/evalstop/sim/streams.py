@@ -1,7 +1,7 @@
 """Each job's curve stream of a generated workload, seeded as numpy seeds it (spec ``WRK-1``).
 
 Job ``i``'s curves come from ``Generator(PCG64(SeedSequence(entropy, spawn_key=(*key, i))))``
-(:func:`evalstop.sim.workload.curve_stream`). Building that costs about 65 us a job, most of
+(:func:`curve_stream`). Building that costs about 65 us a job, most of
 it ``SeedSequence`` mixing the same entropy and spawn key over and over. :class:`CurveStreams`
 mixes the part shared by every job of a workload once and, per job, only the words of its
 index, then derives the PCG64 state as ``PCG64(seed_seq)`` does (``SeedSequence``'s
@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["CurveStreams"]
+__all__ = ["CurveStreams", "curve_seeds", "curve_stream"]
 
 _M32 = 0xFFFFFFFF
 _M128 = (1 << 128) - 1
@@ -47,6 +47,20 @@ def _absorb(pool: list[int], hashed: int, word: int) -> int:
         mixed = (_MIX_L * pool[d] - _MIX_R * value) & _M32
         pool[d] = mixed ^ (mixed >> 16)
     return hashed
+
+
+def curve_stream(curves_seq: np.random.SeedSequence, index: int) -> np.random.Generator:
+    """The random stream of job ``index``'s curves: keyed by the index alone (WRK-1)."""
+    key = (*curves_seq.spawn_key, index)
+    # default_rng(seq) is Generator(PCG64(seq)); built directly, without its dispatch.
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(curves_seq.entropy, spawn_key=key))
+    )
+
+
+def curve_seeds(seed: int) -> np.random.SeedSequence:
+    """The parent of every job's curve stream in the workload of ``seed`` (WRK-1)."""
+    return np.random.SeedSequence(seed).spawn(2)[1]
 
 
 class CurveStreams:

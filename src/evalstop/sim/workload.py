@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 import numpy as np
 
-from evalstop.core.model import Job, JobKind, JobSpec
+from evalstop.core.model import Job, JobKind, JobSpec, JobTruth
 from evalstop.sim.clock import (
     ESTIMATE_LOG_SD,
     ESTIMATE_MEDIAN,
@@ -46,8 +46,9 @@ from evalstop.sim.clock import (
     SHORT_EXPONENT,
     SHORT_PROBABILITY,
 )
+from evalstop.sim.curves import CurveDraw, RunPlan
 from evalstop.sim.runs import draw_run, run_plan, run_reports, run_truth
-from evalstop.sim.streams import CurveStreams
+from evalstop.sim.streams import CurveStreams, curve_seeds, curve_stream
 from evalstop.sim.validators import check_fraction, check_non_negative, check_positive
 from evalstop.sim.worlds import PAPER, World, world_named
 
@@ -65,6 +66,7 @@ __all__ = [
     "expected_gpu_seconds",
     "generate",
     "generate_noise_sweep",
+    "generate_sweep",
     "schedule",
 ]
 
@@ -259,20 +261,6 @@ def checkpoint_steps(interval: int, total_steps: int) -> list[int]:
     return [0, *range(interval, total_steps, interval), total_steps]
 
 
-def curve_stream(curves_seq: np.random.SeedSequence, index: int) -> np.random.Generator:
-    """The random stream of job ``index``'s curves: keyed by the index alone (WRK-1)."""
-    key = (*curves_seq.spawn_key, index)
-    # default_rng(seq) is Generator(PCG64(seq)); built directly, without its dispatch.
-    return np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence(curves_seq.entropy, spawn_key=key))
-    )
-
-
-def curve_seeds(seed: int) -> np.random.SeedSequence:
-    """The parent of every job's curve stream in the workload of ``seed`` (WRK-1)."""
-    return np.random.SeedSequence(seed).spawn(2)[1]
-
-
 def _jobs(
     i: int,
     draws: tuple[JobKind, int, int, int, int, float],
@@ -281,16 +269,29 @@ def _jobs(
 ) -> list[Job]:
     """Job ``i`` of a generated workload from its draws ``(kind, gpus, submit time, estimate,
     drawn duration, turn draw)``: its schedule (WRK-7), turn step and label (CRV-9), spec and
-    curves (its curve stream, ``curve_stream(curves_seq, i)``'s), once per config of
-    ``configs`` (which differ in eval noise only: one spec, truth and curve draw serve them
-    all, WRK-8)."""
+    curves (``curve_stream(curves_seq, i)``), once per config of ``configs`` (WRK-8: one
+    spec, one curve draw per run plan, one set of reports per plan and noise level)."""
     kind, gpus, submit, estimate, drawn_duration, turn_draw = draws
     config = configs[0]
     duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
-    plan = run_plan(kind, turn_draw, estimate / SECONDS_PER_STEP[kind], steps[-1], config)
-    truth, draw = run_truth(kind, plan, steps, duration, streams.stream(i), config)
-    return [Job(spec, truth, run_reports(draw, steps, c.sigma)) for c in configs]
+    planned = estimate / SECONDS_PER_STEP[kind]
+    plans: dict[float, RunPlan] = {}  # a sweep's configs share the world: a plan per share
+    drawn: dict[RunPlan, tuple[JobTruth, CurveDraw]] = {}
+    jobs: dict[tuple[RunPlan, float], Job] = {}
+    out = []
+    for c in configs:
+        plan = plans.get(c.hacking_share)
+        if plan is None:
+            plan = plans[c.hacking_share] = run_plan(kind, turn_draw, planned, steps[-1], c)
+        if plan not in drawn:  # the stream restarts at each draw: the same curves
+            drawn[plan] = run_truth(kind, plan, steps, duration, streams.stream(i), c)
+        job = jobs.get((plan, c.sigma))
+        if job is None:
+            truth, draw = drawn[plan]
+            job = jobs[plan, c.sigma] = Job(spec, truth, run_reports(draw, steps, c.sigma))
+        out.append(job)
+    return out
 
 
 def _gpus(kinds: list[JobKind], gpu_draw: np.ndarray, limit: int) -> list[int]:
@@ -331,16 +332,32 @@ def generate_noise_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[
         ValueError: no config, configs that differ in more than ``eval_noise``, a
             negative seed, or a rate at which the jobs would arrive past the clock.
     """
+    return _generate(_swept(configs, "eval_noise"), seed)
+
+
+def generate_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[Workload, ...]:
+    """``generate(config, seed)`` of each config of ``configs``, which differ in eval noise
+    and hacking share only: every job's curves are drawn once per run plan (an RLHF job's once
+    per share, others' once) and reported once per plan and noise level (spec ``WRK-8``).
+
+    Raises:
+        ValueError: as :func:`generate_noise_sweep`, for configs that differ in more than
+            ``eval_noise`` and ``hacking_share``.
+    """
+    return _generate(_swept(configs, "eval_noise and hacking_share"), seed)
+
+
+def _swept(configs: Sequence[WorkloadConfig], fields: str) -> tuple[WorkloadConfig, ...]:
+    """``configs``, checked to differ in ``fields`` only."""
     if not configs:
-        raise ValueError("generate_noise_sweep needs at least one config")
-    first = attrs.evolve(configs[0], eval_noise=None)
-    for config in configs[1:]:
-        if attrs.evolve(config, eval_noise=None) != first:
-            raise ValueError(
-                f"configs of a noise sweep differ in eval_noise only: {configs[0]!r} and "
-                f"{config!r} differ in more"
-            )
-    return _generate(tuple(configs), seed)
+        raise ValueError("a workload sweep needs at least one config")
+    share = 1.0 if "hacking_share" in fields else None
+    first, *others = (
+        attrs.evolve(c, eval_noise=None, hacking_share=share or c.hacking_share) for c in configs
+    )
+    if any(other != first for other in others):
+        raise ValueError(f"configs of a sweep differ in {fields} only, these in more: {configs!r}")
+    return tuple(configs)
 
 
 def _generate(configs: tuple[WorkloadConfig, ...], seed: int) -> tuple[Workload, ...]:

@@ -27,6 +27,7 @@ from evalstop.sim.worlds import WORLDS, world_named
 
 __all__ = [
     "BASES",
+    "CURVE_BASES",
     "DENSITY_WORLDS",
     "FULL",
     "MAIN_BASE",
@@ -35,7 +36,9 @@ __all__ = [
     "WORLD_NAMES",
     "Settings",
     "Sim",
+    "decides_on_curves",
     "decides_on_eval_scores",
+    "detection_only",
     "plan",
     "reads_eval_scores",
     "world_plan",
@@ -151,6 +154,32 @@ def decides_on_eval_scores(system: str) -> bool:
         return False
     blind = detector == "lossplateau" or detector.startswith("stopat")
     return not blind or reads_eval_scores(base)
+
+
+CURVE_BASES = ("loss-aware",)
+"""The base policies whose decisions read a curve a run reports (``loss-aware``: the loss);
+the others read specs, estimates and progress only."""
+
+
+def decides_on_curves(system: str) -> bool:
+    """False when ``system``'s decisions read no curve a run reports (eval score, loss, proxy
+    reward, KL), only specs, estimates and progress: a base alone other than
+    :data:`CURVE_BASES`, or a ``stopat`` wrapper over such a base. Such a system starts,
+    preempts and stops every job at the same times on every workload of a group, which differ
+    in their curves only (hacking share and eval noise, WRK-8, REP-15)."""
+    detector, plus, base = system.partition("+")
+    if not plus:
+        return system in CURVE_BASES
+    return not detector.startswith("stopat") or decides_on_curves(base)
+
+
+def detection_only(sim: Sim) -> bool:
+    """True for a cell of the density sweep alone (REP-8, REP-14): a density other than its
+    world's, where the plan runs only a detector over a base alone, and the tables read
+    detection quality only. Its figures come from folding the detector over each job's
+    reports (DQ-4), as no schedule changes them."""
+    _, plus, base = sim.system.partition("+")
+    return bool(plus) and "+" not in base and sim.evals != world_named(sim.world).rlhf_evals
 
 
 def _system(detector: str, base: str) -> str:

@@ -169,12 +169,11 @@ def _leakage(leakage: Leakage) -> str:
         ["curve AUC max | estimate (limit)", f"{leakage.curve_auc_max:.3f} ({CURVE_AUC_LIMIT})"]
     )
     rows += [[f"length error: {name}", f"{value:.3f}"] for name, value in leakage.length_errors]
-    verdict = "LEAKS" if leakage.label_leak or leakage.length_leak else "no leak"
     rows.append(
         [
             "first checkpoint vs estimate",
             f"{leakage.length_error_first_checkpoint:.3f} vs {leakage.length_error_estimate:.3f}"
-            f" (leak if > {ERROR_MARGIN:.0%} better): {verdict}",
+            f" (leak if > {ERROR_MARGIN:.0%} better): {leakage.verdict}",
         ]
     )
     return format_table(

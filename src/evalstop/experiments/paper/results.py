@@ -280,6 +280,7 @@ def _leakage_json(leakage: Leakage) -> dict[str, Any]:
         "label_auc": {name: _clean(value) for name, value in leakage.label_auc},
         "length_errors": {name: _clean(value) for name, value in leakage.length_errors},
         "jobs": leakage.jobs,
+        "judged": leakage.judged,
         "label_leak": leakage.label_leak,
         "length_leak": leakage.length_leak,
         "label_length_link": _clean(leakage.label_length_link),
