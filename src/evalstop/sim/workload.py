@@ -272,18 +272,16 @@ def _jobs(
     curves (``curve_stream(curves_seq, i)``), once per config of ``configs`` (WRK-8: one
     spec, one curve draw per run plan, one set of reports per plan and noise level)."""
     kind, gpus, submit, estimate, drawn_duration, turn_draw = draws
-    config = configs[0]
-    duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
+    duration, interval, steps = schedule(kind, drawn_duration, estimate, configs[0])
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
     planned = estimate / SECONDS_PER_STEP[kind]
-    plans: dict[float, RunPlan] = {}  # a sweep's configs share the world: a plan per share
+    share = {c.hacking_share: c for c in configs}  # a sweep's configs share the world
+    plans = {s: run_plan(kind, turn_draw, planned, steps[-1], c) for s, c in share.items()}
     drawn: dict[RunPlan, tuple[JobTruth, CurveDraw]] = {}
     jobs: dict[tuple[RunPlan, float], Job] = {}
     out = []
     for c in configs:
-        plan = plans.get(c.hacking_share)
-        if plan is None:
-            plan = plans[c.hacking_share] = run_plan(kind, turn_draw, planned, steps[-1], c)
+        plan = plans[c.hacking_share]
         if plan not in drawn:  # the stream restarts at each draw: the same curves
             drawn[plan] = run_truth(kind, plan, steps, duration, streams.stream(i), c)
         job = jobs.get((plan, c.sigma))
