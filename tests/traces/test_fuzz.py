@@ -101,8 +101,15 @@ def read_or_clean_error(path: Path) -> Trace | TraceError:
     return trace
 
 
+FOLDER = tempfile.TemporaryDirectory(prefix="evalstop-fuzz-")
+"""Where the examples' files go: one folder for the module, removed when the process ends."""
+
+
 def write(name: str, data: bytes) -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="evalstop-fuzz-"))
+    """``data`` as the only file in :data:`FOLDER`, named ``name`` (the last example's goes)."""
+    folder = Path(FOLDER.name)
+    for old in folder.iterdir():
+        old.unlink()
     path = folder / name
     path.write_bytes(data)
     return path
