@@ -146,9 +146,10 @@ class DeclineDetector:
     min_delta: float = attrs.field(default=0.0, validator=_non_negative_finite)
     warmup_steps: int = attrs.field(default=0, validator=_count)
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
-        # read per decision by the wrapper and per verdict: built once per parameter set
+        # read per decision by the wrapper and per verdict: built once per parameter set and
+        # kept by each detector (a slot, not a field, as _folder: a read is a slot's)
         return _decline_name(self.k, self.min_delta, self.warmup_steps)
 
     def initial(self) -> DeclineState:

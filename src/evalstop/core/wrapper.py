@@ -8,6 +8,7 @@ base policy re-allocates them in the same event (spec ``EVS-1`` to ``EVS-5``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
@@ -38,7 +39,13 @@ class EvalStop:
         return f"{self.detector.name}+{self.base.name}"
 
     def _fired(self, job: JobView) -> bool:
-        return _fired(job, self.detector.name, self.kinds) is not None
+        return _fired(job, self.detector.name, self._watched) is not None
+
+    @functools.cached_property
+    def _watched(self) -> tuple[JobKind, ...]:
+        # the watched kinds as a tuple: a kind is found by identity, without hashing an enum
+        # (a slot, not a field: no eq, no hash)
+        return tuple(self.kinds)
 
     def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
         """A decision is needed when the reporting job fired, or when the base wants one."""
@@ -86,7 +93,7 @@ class EvalStopState:
         self._base = base
         self._base_decide = base.decide
         self._name = policy.detector.name
-        self._kinds = policy.kinds
+        self._kinds = policy._watched
         # POL-10: the wrapper starts only what its base decides, so it keeps its starts when
         # the base does
         self.keeps_starts = bool(getattr(base, "keeps_starts", False))
@@ -115,7 +122,7 @@ class EvalStopState:
         return decision.with_stops((stop,))
 
 
-def _fired(job: JobView, name: str, kinds: frozenset[JobKind]) -> Verdict | None:
+def _fired(job: JobView, name: str, kinds: tuple[JobKind, ...]) -> Verdict | None:
     """The verdict of detector ``name`` on ``job`` if it fired and the wrapper stops the job
     for it (a running job of a watched kind, ``EVS-1``, ``EVS-4``), else None."""
     if job.kind not in kinds or job.running_since is None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import Watch, start_watch
+from evalstop.core.detectors import Watch, start_watch, verdict_of
 from evalstop.core.model import Job, JobId
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.core.registry import alone
@@ -112,6 +112,8 @@ class FastSimulator:
         # state lives outside the record (ENG-17), else made per job
         shared = self._in_place is not None or not policy.detectors
         self._fresh = self._watches() if shared else None
+        # the verdicts every view shows before the job's first checkpoint, built once a run
+        self._verdicts0 = tuple(map(verdict_of, self._detectors, self._watches()))
 
     @property
     def log(self) -> EventLog:
@@ -305,7 +307,9 @@ class FastSimulator:
         if fed is not None and fed[3] == job_id:
             arrivals.arrived(self.queue, time, job_id)
         watches = self._fresh if self._fresh is not None else self._watches()
-        record = active[job_id] = JobRecord(job, self._detectors, watches, self._in_place)
+        record = active[job_id] = JobRecord(
+            job, self._detectors, watches, self._in_place, self._verdicts0
+        )
         self._rows.append((time, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
         state = self._policy_state
         if state is None or self._check:

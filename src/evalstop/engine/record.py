@@ -33,6 +33,7 @@ class JobRecord:
 
     __slots__ = (
         "_fold",
+        "_initial",
         "_watches",
         "cached_view",
         "detectors",
@@ -58,14 +59,18 @@ class JobRecord:
         detectors: tuple[Detector[Any], ...],
         watches: tuple[Watch[Any], ...],
         fold: InPlace | None = None,
+        initial: tuple[Verdict, ...] | None = None,
     ) -> None:
         """``fold`` is ``alone(detectors)`` (computed here when not given: a simulator passes
-        the one it computed once)."""
+        the one it computed once); ``initial``, when given, the verdicts of ``watches`` (the
+        watches before any report, so that a run's records share the verdicts their views
+        show until their first checkpoint)."""
         self.job = job
         self.gpus = gpus = job.spec.gpus
         self.placement = (gpus, False)  # what validate reads: (GPUs, running); see placed
         self.detectors = detectors  # the policy's, aligned with watches
         self._watches = watches
+        self._initial = initial
         # ENG-17: a built-in rule alone keeps its watch as its in-place fold's state
         fold = alone(detectors) if fold is None and len(detectors) == 1 else fold
         self.folding: Any = None if fold is None else fold.kind(watches[0])
@@ -177,8 +182,12 @@ class JobRecord:
         if view is None or view.evals_done != self.evals_done:
             spec = self.job.spec
             score = first = previous = last = None
+            verdicts = self._initial
             if self.evals_done:
                 score, first, previous, last = self.reported()
+                verdicts = None  # the watches moved since the record was built
+            if verdicts is None:
+                verdicts = self.verdicts() if self.detectors else ()
             view = self.cached_view = JobView(
                 spec.job_id,
                 spec.kind,
@@ -196,7 +205,7 @@ class JobRecord:
                 first,
                 previous,
                 last,
-                self.verdicts() if self.detectors else (),
+                verdicts,
             )
         return view
 
