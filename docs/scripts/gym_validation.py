@@ -29,6 +29,7 @@ from calibration import noise_sd
 
 from evalstop.experiments.scoreboard.gym import GYM_RUNS
 from evalstop.gym import Checkpoint, LabelledRun, RunConfig, RunResult, Truth, generate_split
+from evalstop.gym.config import DISTRIBUTION
 from evalstop.gym.gao import fit_gao
 
 __all__ = ["main", "noise_sd", "observed_ratio", "read_runs", "render", "wilson_half_width"]
@@ -81,7 +82,7 @@ def _cells(runs: Sequence[LabelledRun]) -> list[str]:
     kl_bins: list[tuple[str, Callable[[float], bool]]] = [
         ("kl_coef 0", lambda c: c == 0.0),
         ("kl_coef 0.01-0.1", lambda c: 0.0 < c < 0.1),
-        ("kl_coef 0.1-1", lambda c: c >= 0.1),
+        (f"kl_coef 0.1-{DISTRIBUTION.kl_coef[1]:g}", lambda c: c >= 0.1),
     ]
     lines = [f"{'cell':46s}  runs  hacking  median KL at peak (hacking)"]
     for kl_name, kl_in in kl_bins:

@@ -5,7 +5,7 @@ a ``$name`` placeholder filled from the committed inputs in ``docs/data/reproduc
 
 - ``results.json`` and ``report.txt``: copied from ``evalstop reproduce --out DIR``;
 - ``run.json``: how the run was made and what it cost (``simulations``, ``wall_s``,
-  ``cpu_s``, ``load``), read off the command's last line and ``/usr/bin/time``;
+  ``cpu_s``, ``load``, ``workers``), read off the command's last line and ``/usr/bin/time``;
 - ``gaps.out``: ``python docs/scripts/gaps.py --seeds 5``;
 - ``world_check.out``: ``python docs/scripts/world_check.py`` (the worlds' summary statistics
   beside the real curves');
@@ -346,6 +346,15 @@ def _read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _workers(run: dict[str, Any]) -> str:
+    """``run.json``'s ``workers`` as words (an older run.json without it: ``--workers``'s
+    default, one per core)."""
+    workers = run.get("workers")
+    if workers is None:
+        return "one worker per core"
+    return f"{workers} worker" + ("s" if workers != 1 else "")
+
+
 def figures(data: Path) -> dict[str, str]:
     """Every placeholder of the template, formatted from the inputs in ``data``."""
     results = _read_json(data / "results.json")
@@ -361,8 +370,8 @@ def figures(data: Path) -> dict[str, str]:
         "simulations": str(run["simulations"]),
         "timing": (
             f"The run took {run['wall_s']:,.0f} s of wall time and {run['cpu_s']:,.0f} s of "
-            f"CPU time (all processes) on the shared 2-core development machine, load "
-            f"average about {run['load']:g}."
+            f"CPU time (all processes, {_workers(run)}) on the shared 2-core development "
+            f"machine, load average about {run['load']:g}."
         ),
         "report": (data / "report.txt").read_text(encoding="utf-8").rstrip("\n"),
         "gaps": (data / "gaps.out").read_text(encoding="utf-8").rstrip("\n"),

@@ -132,3 +132,14 @@ def test_cli7_the_width_check_sees_a_long_line() -> None:
     long = "x" * (WIDTH + 1)
     text = f"{long}\n```text\nshort\n{long}\n```\n```text\nevalstop reproduce: a\n{long}\n```\n"
     assert long_code_lines(text) == [(4, WIDTH + 1)]
+
+
+def test_cli7_the_researchers_quick_start_quotes_the_committed_report() -> None:
+    """CLI-7: the table the researchers' quick start reads is the committed full run's, line
+    for line (it quoted a quick run's figures long after the worlds had changed)."""
+    page = _read(DOCS / "quickstart-researchers.md")
+    block = page.partition("```text\nMain result")[2].partition("```")[0]
+    quoted = ("Main result" + block).rstrip("\n")
+    report = _read(DOCS / "data" / "reproduction" / "report.txt")
+    assert len(quoted.splitlines()) > 20
+    assert f"\n{quoted}\n" in report
