@@ -140,6 +140,10 @@ class FairShareState:
     def checkpoint_views(self) -> bool:
         return False
 
+    def watched(self, job: JobView) -> bool:
+        """``POL-12``: fair-share never re-plans at a checkpoint (``FSH-2``)."""
+        return False
+
     def _join(self, job: JobView) -> None:
         jobs = self._tenants.get(job.tenant)
         if jobs is None:

@@ -66,6 +66,11 @@ class FirstFitState:
         be called for them."""
         return True
 
+    def watched(self, job: JobView) -> bool:
+        """``POL-12``: whether a fired verdict of ``job`` can make the policy need a decision
+        at one of its checkpoints: only when it re-plans at checkpoints at all."""
+        return self._checkpoint_views
+
     def queued(self, job: JobView) -> None:
         # An incremental policy's key of a queued job does not depend on the time (POL-6).
         entry = ((self._key(job, now=0), job.job_id), job.gpus)

@@ -50,6 +50,12 @@ class PolicyState(Protocol):
     not a completion. When False it promises that it can only if a verdict of the reporting job
     has fired: at any other such checkpoint the engine neither builds the job's view nor calls
     :meth:`reported` or the policy (a wrapper that stops fired jobs relies on this).
+
+    Two members are optional: ``keeps_starts`` (``POL-10``) and ``watched(job) -> bool``
+    (``POL-12``; True for every job when absent): with ``checkpoint_views`` False, False for a
+    job promises that the policy never needs a decision at a checkpoint of that job that does
+    not end it, fired verdict or not. It is asked once, with the job's view when it arrives;
+    the engine then folds that job's reports only when its watch is read.
     """
 
     @property

@@ -197,6 +197,10 @@ class PriorityState:
     def checkpoint_views(self) -> bool:
         return self._policy.reschedule_on_checkpoint
 
+    def watched(self, job: JobView) -> bool:
+        """``POL-12``: a verdict matters at a checkpoint only if the policy re-plans there."""
+        return self._policy.reschedule_on_checkpoint
+
     def queued(self, job: JobView) -> None:
         # The view of a queued job does not change until it starts, and an incremental
         # policy's key of a queued job does not depend on the time (POL-6): any time will do.

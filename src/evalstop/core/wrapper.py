@@ -102,12 +102,22 @@ class EvalStopState:
         self.ended = base.ended
         # the base is told a report only when it reads them (POL-6)
         self.reported = base.reported if base.checkpoint_views else _ignore
+        self._base_watched = getattr(base, "watched", None)
 
     @property
     def checkpoint_views(self) -> bool:
         # Besides what the base needs, the wrapper acts only on a job whose verdict fired,
         # which the engine shows it whatever this says (POL-6).
         return self._base.checkpoint_views
+
+    def watched(self, job: JobView) -> bool:
+        """``POL-12``: the wrapper stops a job of a watched kind when its verdict fires; any
+        other job's verdicts matter only as far as its base says (a base state that does not
+        say may act on any)."""
+        if job.kind in self._kinds:
+            return True
+        base = self._base_watched
+        return base is None or bool(base(job))
 
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections.abc import Callable
 from typing import Any
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
@@ -112,6 +113,12 @@ class FastSimulator:
         # state lives outside the record (ENG-17), else made per job
         shared = self._in_place is not None or not policy.detectors
         self._fresh = self._watches() if shared else None
+        # POL-12: a state that never looks at a checkpoint may say whose verdicts it acts on;
+        # the in-place folds of the others' reports are deferred (folded only when read)
+        state = self._policy_state
+        deferring = self._in_place is not None and not getattr(state, "checkpoint_views", True)
+        watched = getattr(state, "watched", None) if deferring else None
+        self._watched: Callable[[JobView], bool] | None = watched
         # the verdicts every view shows before the job's first checkpoint, built once a run
         self._verdicts0 = tuple(map(verdict_of, self._detectors, self._watches()))
 
@@ -235,9 +242,9 @@ class FastSimulator:
                 record.next_service = service + gap
                 rank = _COMPLETION_RANK if index + 1 == record.planned else _CHECKPOINT_RANK
                 push(queue, (time + gap, rank, seq(), job_id, index + 1, epoch))
-                if fold is not None:
-                    watch = record.folding
-                    fold(watch, step, score)
+                watch = record.folding  # None: no fold, or folded only when read (POL-12)
+                if watch is not None:
+                    fold(watch, step, score)  # type: ignore[misc]  # folding implies fold
                     if watch.fired_step is not None:
                         self._fired(record, time)
         finally:
@@ -265,6 +272,10 @@ class FastSimulator:
                 changed = record.view()
                 if state is not None:
                     state.reported(changed)
+            elif record.deferred:  # the policy acts on no verdict of this job (POL-12)
+                if self._check:
+                    self._check_deferred(record)
+                return
             elif record.fired():
                 changed = record.view()
             else:
@@ -312,13 +323,16 @@ class FastSimulator:
         )
         self._rows.append((time, _ARRIVE, job_id, record.gpus, 0, 0, 0.0))
         state = self._policy_state
-        if state is None or self._check:
-            if state is not None:
-                state.queued(record.view())
+        if state is None:
             self._consult(_ARRIVAL, None)
             return
-        state.queued(record.view())
-        if self._needs_arrival:  # _consult's state path, inline (one call less an event)
+        view = record.view()
+        if self._watched is not None and not self._watched(view):
+            record.defer()  # POL-12: its reports are folded only when read
+        state.queued(view)
+        if self._check:
+            self._consult(_ARRIVAL, None)
+        elif self._needs_arrival:  # _consult's state path, inline (one call less an event)
             decision = state.decide(time, self._free, _ARRIVAL, None)
             if decision.start or decision.preempt or decision.stop:
                 validate(decision, active, self._free, placed)
@@ -335,7 +349,7 @@ class FastSimulator:
         score = obs.eval_score
         if record.folding is not None:
             record.fold(obs.step, score)
-        elif self._detectors:
+        elif self._detectors and not record.deferred:
             record.fold_report(now, index)
         record.evals_done, record.service, record.since = index, service, now
         self._rows.append((now, _CKPT, job_id, record.gpus, index, obs.step, score))
@@ -374,6 +388,19 @@ class FastSimulator:
             if decision.start or decision.preempt or decision.stop:
                 validate(decision, self._active, self._free, placed)
                 self._apply(decision)
+
+    def _check_deferred(self, record: JobRecord) -> None:
+        """``check=True`` (ENG-20) for a deferred job (POL-12): once its watch fired, its view
+        is what the pure engine shows the policy at this checkpoint, and the policy must not
+        need a decision on it."""
+        if record.fired():
+            view = record.view()
+            if self._needs(_CHECKPOINT, view):
+                raise EngineError(
+                    f"{self.world.policy.name}: at t={self._now} its PolicyState said it acts on "
+                    f"no verdict of job {view.job_id} (POL-12), but the policy needs a decision "
+                    "at its checkpoint"
+                )
 
     def _fired(self, record: JobRecord, time: int) -> None:
         """The running job's watch fired at its checkpoint at ``time``: the policy is shown it."""

@@ -32,7 +32,9 @@ class JobRecord:
     """An active job in the fast engine (fields as in :class:`JobView` and ``ActiveJob``)."""
 
     __slots__ = (
+        "_deferred",
         "_fold",
+        "_folded",
         "_initial",
         "_watches",
         "cached_view",
@@ -74,6 +76,7 @@ class JobRecord:
         # ENG-17: a built-in rule alone keeps its watch as its in-place fold's state
         fold = alone(detectors) if fold is None and len(detectors) == 1 else fold
         self.folding: Any = None if fold is None else fold.kind(watches[0])
+        self._deferred: Any = None  # the fold's state while it is folded only when read
         self._fold = None if fold is None else fold.fold
         self.planned = job.checkpoints
         self.observations = observations = job.observations  # read by Job.checkpoint_service
@@ -98,15 +101,43 @@ class JobRecord:
     @property
     def watches(self) -> tuple[Watch[Any], ...]:
         """The detector watches, aligned with ``detectors`` (built from the fold under ENG-17)."""
-        if self.folding is None:
+        folding = self._in_place()
+        if folding is None:
             return self._watches
-        return (InPlace.watch(self.folding),)
+        return (InPlace.watch(folding),)
 
     @watches.setter
     def watches(self, watches: tuple[Watch[Any], ...]) -> None:
-        if self.folding is not None:
+        if self.folding is not None or self._deferred is not None:
             raise TypeError("this record folds its rule in place (ENG-17)")
         self._watches = watches
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the in-place fold runs only when the watch is read (:meth:`defer`)."""
+        return self._deferred is not None
+
+    def defer(self) -> None:
+        """Fold the job's reports only when its watch, its verdicts or its view is read, not at
+        each checkpoint (``POL-12``: the policy acts on no verdict of this job). Only a record
+        that folds in place (ENG-17) and has folded no report yet is deferred; ``folding`` is
+        then None and the engine folds nothing into it."""
+        if self.folding is not None and not self.evals_done:
+            self._deferred, self._folded, self.folding = self.folding, 0, None
+
+    def _in_place(self) -> Any:
+        """The in-place fold's state with every reported checkpoint folded (None: no in-place
+        fold): a deferred record folds the reports since the last read, from its observations
+        (the fold reads only their step and score, ``DET-10``)."""
+        folding = self.folding
+        if folding is None and self._deferred is not None:
+            folding, done = self._deferred, self.evals_done
+            if self._folded < done:
+                fold = self._fold
+                for obs in self.observations[self._folded : done]:
+                    fold(folding, obs.step, obs.eval_score)  # type: ignore[misc]
+                self._folded = done
+        return folding
 
     def fold(self, step: int, score: float) -> bool:
         """Fold one report into the in-place fold's state (ENG-17); True once fired."""
@@ -123,15 +154,16 @@ class JobRecord:
 
     def fired(self) -> bool:
         """Whether any of the job's detectors has fired."""
-        if self.folding is not None:
-            return self.folding.fired_step is not None
+        folding = self._in_place()
+        if folding is not None:
+            return folding.fired_step is not None
         return any(watch.fired_step is not None for watch in self._watches)
 
     def verdicts(self) -> tuple[Verdict, ...]:
         """The verdicts a view shows (``verdict_of`` of each watch)."""
         if not self.detectors:
             return ()
-        folding = self.folding
+        folding = self._in_place()
         if folding is None:
             return tuple(
                 verdict_of(d, w) for d, w in zip(self.detectors, self._watches, strict=True)
