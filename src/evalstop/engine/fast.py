@@ -242,11 +242,12 @@ class FastSimulator:
                 record.next_service = service + gap
                 rank = _COMPLETION_RANK if index + 1 == record.planned else _CHECKPOINT_RANK
                 push(queue, (time + gap, rank, seq(), job_id, index + 1, epoch))
-                watch = record.folding  # None: no fold, or folded only when read (POL-12)
-                if watch is not None:
-                    fold(watch, step, score)  # type: ignore[misc]  # folding implies fold
-                    if watch.fired_step is not None:
-                        self._fired(record, time)
+                if fold is not None:
+                    watch = record.folding  # None: folded only when read (POL-12)
+                    if watch is not None:
+                        fold(watch, step, score)
+                        if watch.fired_step is not None:
+                            self._fired(record, time)
         finally:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
