@@ -239,10 +239,11 @@ def test_sig3_bad_parameters(kwargs: dict[str, Any]) -> None:
 def side_reference(
     points: Sequence[tuple[int, float]], memory: float
 ) -> tuple[float, float, float]:
-    """``(level, weight, sigma)`` of the side values ``(step, value)``, from the whole list."""
+    """``(level, weight, sigma)`` of the side values ``(step, value)``, from the whole list,
+    each taken relative to the first (as the fold keeps its level: ``SIG-4``)."""
     rel = [v - points[0][1] for _, v in points]
     level, weight = 0.0, 1.0
-    for (prev, _), (step, v) in itertools.pairwise(points):
+    for ((prev, _), (step, _)), v in zip(itertools.pairwise(points), rel[1:], strict=True):
         alpha = -math.expm1(-max(step - prev, 0) / (memory * max(step, 1)))
         level, weight = level + alpha * (v - level), (1 - alpha) ** 2 * weight + alpha**2
     seconds = [abs(rel[i] - 2 * rel[i - 1] + rel[i - 2]) for i in range(2, len(rel))]
@@ -454,12 +455,15 @@ def test_sig12_growth_raises_both_thresholds_with_the_looks(
     )
     assert "growth" not in plain.name and f"growth={growth:g}" in grown.name
     views = reports(rows)
-    expected, fired = [], False
+    expected, fired, previous = [], False, None
     for state in fold(plain, views):
-        n = state.eval.evals
-        extra = growth * math.log(max(n, plain.warmup_evals) / plain.warmup_evals)
-        at_n = attrs.evolve(plain, z=plain.z + extra, fallback_z=plain.fallback_z + extra)
-        fired = fired or at_n._fires(state.eval, state.side, state.at_peak, state.at_peak_weight)
+        if state.eval is not previous:  # a skipped eval score judges nothing (SIG-4)
+            n = state.eval.evals
+            extra = growth * math.log(max(n, plain.warmup_evals) / plain.warmup_evals)
+            at_n = attrs.evolve(plain, z=plain.z + extra, fallback_z=plain.fallback_z + extra)
+            judged = at_n._fires(state.eval, state.side, state.at_peak, state.at_peak_weight)
+            fired = fired or judged
+        previous = state.eval
         expected.append(fired)
     assert alarms(grown, views) == expected
 
@@ -686,7 +690,7 @@ def bocpd_reference(detector: BocpdDetector, ys: Sequence[float]) -> list[float]
         logs = []
         for h in hyps:
             log = math.log(h["w"]) if h["w"] > 0 else -math.inf
-            if sigma > 0:
+            if sigma * sigma > 0:  # a sigma whose square underflows gives no density (SIG-6)
                 x = np.array([[1.0, tau] for tau, _ in h["pts"]]).reshape(-1, 2)
                 r = np.array([v for _, v in h["pts"]])
                 cov = np.linalg.inv(x.T @ x + prior)
