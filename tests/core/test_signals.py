@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -293,18 +293,28 @@ def divergence_reference(
     return out
 
 
+def eval_units(
+    detector: DivergenceDetector, state: Any
+) -> tuple[Callable[[float], float], float, bool]:
+    """What ``SIG-13`` and ``SIG-14`` both read from the eval's noise-aware state: a threshold's
+    widening at its number of differences, the eval's noise sigma, and whether its peak lies
+    more than ``stall_gain_z`` widened units above its start."""
+    n: int = state.differences
+
+    def widened(z: float) -> float:
+        return z + (z**3 + z) / (4.0 * n)
+
+    sigma: float = state.roughness / n / ROUGHNESS_TO_SIGMA
+    gained = state.peak > widened(detector.stall_gain_z) * sigma * math.sqrt(state.peak_weight)
+    return widened, sigma, gained
+
+
 def stall_reference(detector: DivergenceDetector, state: Any, rise: float, before: float) -> bool:
     """``SIG-13`` written from the clause: the eval's noise, gain and drop from the noise-aware
     state's own sums, the side's rise against ``stall`` times its rise before the peak."""
     if not detector.stall or state.evals < detector.warmup_evals or state.differences == 0:
         return False
-    n: int = state.differences
-    sigma: float = state.roughness / n / ROUGHNESS_TO_SIGMA
-
-    def widened(z: float) -> float:
-        return z + (z**3 + z) / (4.0 * n)
-
-    gained = state.peak > widened(detector.stall_gain_z) * sigma * math.sqrt(state.peak_weight)
+    widened, sigma, gained = eval_units(detector, state)
     below = state.peak - state.level >= widened(detector.stall_z) * sigma * math.sqrt(
         state.weight + state.peak_weight
     )
@@ -318,13 +328,7 @@ def shortfall_reference(
     the side's rise since, plus the eval's drop, against ``shortfall`` noise-aware units."""
     if not detector.shortfall or state.evals < detector.warmup_evals or state.differences == 0:
         return False
-    n: int = state.differences
-    sigma: float = state.roughness / n / ROUGHNESS_TO_SIGMA
-
-    def widened(z: float) -> float:
-        return z + (z**3 + z) / (4.0 * n)
-
-    gained = state.peak > widened(detector.stall_gain_z) * sigma * math.sqrt(state.peak_weight)
+    widened, sigma, gained = eval_units(detector, state)
     if not (gained and before > 0 and state.peak > 0):
         return False
     shortfall: float = state.peak / before * rise + state.peak - state.level
