@@ -47,16 +47,21 @@ def same(a: Any, b: Any) -> bool:
     return repr(a) == repr(b) and [type(x) for x in a] == [type(x) for x in b]
 
 
-@given(st.lists(records(), max_size=30), st.integers(1, 7))
-def test_records_read_back_as_written(written: list[LogRecord], chunk: int) -> None:
-    """ENG-16: through append and through engine rows packed in chunks, every record reads
-    back equal and of the same types, by iteration, index, negative index and slice."""
+def written_log(written: list[LogRecord], chunk: int) -> EventLog:
+    """``written`` through a writer's append, its engine rows packed every ``chunk`` rows."""
     writer = LogWriter(chunk)
     for record in written:
         writer.append(record)
         if len(writer.rows) >= chunk:
             writer.pack()
-    log = writer.log()
+    return writer.log()
+
+
+@given(st.lists(records(), max_size=30), st.integers(1, 7))
+def test_records_read_back_as_written(written: list[LogRecord], chunk: int) -> None:
+    """ENG-16: through append and through engine rows packed in chunks, every record reads
+    back equal and of the same types, by iteration, index, negative index and slice."""
+    log = written_log(written, chunk)
     assert len(log) == len(written)
     assert all(same(a, b) for a, b in zip(log, written, strict=True))
     assert all(
@@ -126,12 +131,7 @@ def test_columns_with_the_odd_records_give_back_every_record(
     """ENG-21: the columns (copies) hold every record that fits them, and the kind code and
     zeros where it does not; the odd records are the others, so together they give back the
     log."""
-    writer = LogWriter(chunk)
-    for record in written:
-        writer.append(record)
-        if len(writer.rows) >= chunk:
-            writer.pack()
-    log = writer.log()
+    log = written_log(written, chunk)
     columns = log.columns()
     assert all(len(column) == len(log) for column in columns[:7])
     kinds = list(LogKind)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -243,6 +244,23 @@ def _reports(workload: Workload) -> list[str]:
     return [repr(job.observations) for job in workload.jobs]
 
 
+def sweep_configs(
+    cells: Sequence[tuple[float | None, float]], world: str, n_jobs: int, evals: int | None
+) -> list[WorkloadConfig]:
+    """A config per ``(eval noise, hacking share)`` cell, the rest shared, on 16 GPUs."""
+    return [
+        WorkloadConfig(
+            n_jobs=n_jobs,
+            world=world,
+            eval_noise=noise,
+            evals_per_run=evals,
+            hacking_share=share,
+            gpus=16,
+        )
+        for noise, share in cells
+    ]
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     noises=st.lists(
@@ -266,17 +284,7 @@ def test_wrk8_noise_sweep_is_generate_at_each_noise(
 ) -> None:
     """WRK-8: a noise sweep gives, for each config, the workload ``generate`` draws alone:
     equal, and its reports equal bit for bit; the jobs' specs and truths are shared."""
-    configs = [
-        WorkloadConfig(
-            n_jobs=n_jobs,
-            world=world,
-            eval_noise=noise,
-            evals_per_run=evals,
-            hacking_share=share,
-            gpus=16,
-        )
-        for noise in noises
-    ]
+    configs = sweep_configs([(noise, share) for noise in noises], world, n_jobs, evals)
     sweep = generate_noise_sweep(configs, seed)
     assert len(sweep) == len(configs)
     for config, workload in zip(configs, sweep, strict=True):
@@ -310,17 +318,7 @@ def test_wrk8_a_sweep_over_shares_and_noise_is_generate_at_each(
     """WRK-8: a sweep over hacking shares and noise levels gives, for each config, the
     workload ``generate`` draws alone, bit for bit; a DPO or LoRA job is drawn once for every
     share (the same truth), an RLHF job once per share."""
-    configs = [
-        WorkloadConfig(
-            n_jobs=n_jobs,
-            world=world,
-            eval_noise=noise,
-            evals_per_run=evals,
-            hacking_share=share,
-            gpus=16,
-        )
-        for noise, share in cells
-    ]
+    configs = sweep_configs(cells, world, n_jobs, evals)
     sweep = generate_sweep(configs, seed)
     for config, workload in zip(configs, sweep, strict=True):
         alone = generate(config, seed)
