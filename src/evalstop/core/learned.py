@@ -1,5 +1,5 @@
-"""The learned stop rule: a logistic score over a fixed set of running summaries of the eval,
-proxy and KL streams (spec ``SIG-16``).
+"""The learned stop rule: a logistic score over a fixed set of running summaries of the eval
+and proxy streams (spec ``SIG-16``).
 
 Issue 26's fifth round. The hand-written multi-signal rule (:mod:`evalstop.core.divergence`)
 tests a few clauses one at a time; an offline classifier on the gym's dev split showed the
@@ -11,10 +11,11 @@ when ``bias + sum(w_i x_i)`` exceeds ``threshold``. The weights are constants fi
 ``docs/scripts/tune_learned.py`` on the gym's dev split only; :data:`FIT` names the commit
 and the data that chose them.
 
-It reads a report's step, eval score, proxy reward and KL, never the run's planned length
-(``Monitor`` and ``evalstop watch`` do not know it). A stream with no finite proxy and no
-finite KL is judged by the eval-only fallback, the noise-aware rule at ``fallback_z``
-(``uses_fallback``); a missing side signal alone contributes zeros to its features. The kept
+It reads a report's step, eval score and proxy reward; not the KL (on the dev split a fit
+with KL features did no better, and the real corpus's PAR curves log none), and never the
+run's planned length (``Monitor`` and ``evalstop watch`` do not know it). A stream with no
+finite proxy reward is judged by the eval-only fallback, the noise-aware rule at
+``fallback_z`` (``uses_fallback``, ``SIG-8``). The kept
 checkpoint is the noise-aware level keep (``NAD-10``); the alarm latches.
 """
 
@@ -51,13 +52,11 @@ FEATURES: tuple[str, ...] = (
     "lost",
     "proxy_rise",
     "proxy_share",
-    "kl_ratio",
     "age",
     "recent",
     "log_evals",
     "drop_x_proxy_share",
     "age_x_proxy_share",
-    "lost_x_kl_ratio",
     "drop_x_log_evals",
     "gain_x_log_evals",
     "lost_x_log_evals",
@@ -80,6 +79,9 @@ THRESHOLD = 0.0
 
 
 def _clip(value: float, low: float, high: float) -> float:
+    """``value`` clipped to [low, high]; NaN (inf over inf on extreme scores) gives 0."""
+    if math.isnan(value):
+        return 0.0
     return min(max(value, low), high)
 
 
@@ -90,24 +92,20 @@ class LearnedState:
     Attributes:
         eval: the noise-aware fold of the eval score (``NAD-1`` to ``NAD-4``, at ``fallback_z``).
         proxy: the proxy reward's level and noise (``SIG-4``'s side fold).
-        kl: the KL's level and noise.
         proxy_at_peak: the proxy level when the eval level last reached its peak (or the first
             proxy level, if the proxy started after it); None before any proxy value.
         proxy_at_peak_weight: the proxy level's weight then.
-        kl_at_peak: the KL level then, likewise.
         peak_step: the step where the eval level last reached its peak.
-        score: the last score computed (NaN before the first).
+        score: the last score computed (None before the first).
         alarm: whether the rule has fired (it latches).
     """
 
     eval: NoiseState = attrs.field(factory=NoiseState)
     proxy: SideState = attrs.field(factory=SideState)
-    kl: SideState = attrs.field(factory=SideState)
     proxy_at_peak: float | None = None
     proxy_at_peak_weight: float = 0.0
-    kl_at_peak: float | None = None
     peak_step: int = 0
-    score: float = math.nan
+    score: float | None = None
     alarm: bool = False
 
 
@@ -141,10 +139,6 @@ def features(state: LearnedState) -> tuple[float, ...] | None:
         unit = _sigma(p.roughness, p.differences) * math.sqrt(p.weight + state.proxy_at_peak_weight)
         proxy_rise = _in_units(rise, unit, -5.0, 20.0)
         proxy_share = _clip(rise / at, -2.0, 5.0) if at > 0 else 0.0
-    kl_ratio = 0.0
-    if state.kl_at_peak is not None and state.kl.evals:
-        before, now = math.sqrt(max(state.kl_at_peak, 0.0)), math.sqrt(max(state.kl.level, 0.0))
-        kl_ratio = _clip(math.log(now / before), -1.0, 3.0) if before > 0 and now > 0 else 0.0
     looks = math.log(e.evals)
     return (
         drop,
@@ -152,19 +146,21 @@ def features(state: LearnedState) -> tuple[float, ...] | None:
         lost,
         proxy_rise,
         proxy_share,
-        kl_ratio,
         age,
         recent,
         looks,
         drop * proxy_share,
         age * proxy_share,
-        lost * kl_ratio,
         drop * looks,
         gain * looks,
         lost * looks,
         proxy_share * looks,
         age * looks,
     )
+
+
+_HUGE = 1e300
+"""The score's clip: a finite number a saved state can hold (``SIG-7``)."""
 
 
 def _weights(_inst: object, attribute: attrs.Attribute[tuple[float, ...]], value: object) -> None:
@@ -193,7 +189,7 @@ class LearnedStopDetector:
         bias: the score's intercept.
         threshold: the score (a logit) above which the rule fires.
         fallback_z: the noise-aware rule's ``z`` that folds the eval, and the eval-only rule
-            that judges a stream with no proxy and no KL (``SIG-8``).
+            that judges a stream with no proxy reward (``SIG-8``).
         memory: the levels' memory, a fraction of the steps elapsed (``NAD-2``).
         warmup_evals: no stop before this many valid evaluations.
 
@@ -227,8 +223,8 @@ class LearnedStopDetector:
 
     @property
     def needs(self) -> tuple[str, ...]:
-        """The side signals the rule reads (``SIG-8``): without both it is the fallback."""
-        return ("kl", "proxy_reward")
+        """The side signal the rule reads (``SIG-8``): without it, the eval-only fallback."""
+        return ("proxy_reward",)
 
     def initial(self) -> LearnedState:
         return LearnedState()
@@ -236,39 +232,33 @@ class LearnedStopDetector:
     def update(self, state: LearnedState, obs: CheckpointView) -> LearnedState:
         """Fold one report (O(1))."""
         proxy = _side(state.proxy, side_value(obs, "proxy_reward"), obs.step, self.memory)
-        kl = _side(state.kl, side_value(obs, "kl"), obs.step, self.memory)
         previous = state.eval
         current = self.rule.update(previous, obs)
         if current is previous:  # a skipped eval score: nothing to judge
-            return attrs.evolve(state, proxy=proxy, kl=kl)
-        p_at, p_weight, k_at, peak_step = (
-            state.proxy_at_peak,
-            state.proxy_at_peak_weight,
-            state.kl_at_peak,
-            state.peak_step,
-        )
+            return attrs.evolve(state, proxy=proxy)
+        p_at, p_weight, peak_step = state.proxy_at_peak, state.proxy_at_peak_weight, state.peak_step
         if current.evals == 1 or current.peak > previous.peak:
             p_at, p_weight = (proxy.level, proxy.weight) if proxy.evals else (None, 0.0)
-            k_at = kl.level if kl.evals else None
             peak_step = current.step
-        else:
-            if p_at is None and proxy.evals:
-                p_at, p_weight = proxy.level, proxy.weight
-            if k_at is None and kl.evals:
-                k_at = kl.level
-        new = LearnedState(current, proxy, kl, p_at, p_weight, k_at, peak_step, state.score)
+        elif p_at is None and proxy.evals:
+            p_at, p_weight = proxy.level, proxy.weight
+        new = LearnedState(current, proxy, p_at, p_weight, peak_step, state.score)
         return self._judged(new, state.alarm)
 
     def _judged(self, state: LearnedState, alarm: bool) -> LearnedState:
         x = features(state)
-        score = state.score if x is None else self.bias + math.fsum(
-            w * v for w, v in zip(self.weights, x, strict=True)
-        )
+        score = state.score
+        if x is not None:
+            score = _clip(
+                self.bias + math.fsum(w * v for w, v in zip(self.weights, x, strict=True)),
+                -_HUGE,
+                _HUGE,
+            )
         if not alarm and state.eval.evals >= self.warmup_evals:
             if self.uses_fallback(state):
                 alarm = state.eval.alarm
             else:
-                alarm = x is not None and score > self.threshold
+                alarm = x is not None and score is not None and score > self.threshold
         return attrs.evolve(state, score=score, alarm=alarm)
 
     def fired(self, state: LearnedState) -> bool:
@@ -279,8 +269,8 @@ class LearnedStopDetector:
         return self.rule.kept(state.eval)
 
     def uses_fallback(self, state: LearnedState) -> bool:
-        """True while no finite proxy and no finite KL has been seen: the eval-only rule."""
-        return state.proxy.evals == 0 and state.kl.evals == 0
+        """True while no finite proxy reward has been seen: the eval-only rule judges."""
+        return state.proxy.evals == 0
 
 
 def _digest(detector: LearnedStopDetector) -> str:
