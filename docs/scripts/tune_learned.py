@@ -35,6 +35,7 @@ from sklearn.linear_model import LogisticRegression
 
 from evalstop.core.detectors import Detector
 from evalstop.core.learned import FEATURES, LearnedStopDetector, features
+from evalstop.core.registry import make_detector
 from evalstop.experiments.grid import DENSITIES
 from evalstop.experiments.scoreboard.gym import run_score, run_views
 from evalstop.gym import LabelledRun
@@ -151,9 +152,7 @@ def search(table: Table, index: int) -> tuple[Any, float]:
 
 
 def line(name: str, cells: Cells) -> str:
-    parts = [
-        f"{e}: rec {r:5.1%} harm {h:5.1%} floored {f:5.1%}" for e, (r, h, f) in cells.items()
-    ]
+    parts = [f"{e}: rec {r:5.1%} harm {h:5.1%} floored {f:5.1%}" for e, (r, h, f) in cells.items()]
     return f"  {name:40s} | slack {min(slacks(cells)):5.1f} | " + " | ".join(parts)
 
 
@@ -193,8 +192,8 @@ def main() -> None:
     print("\nhold-out inside dev (seeds 3000-3999; information, chooses nothing):")
     for name, detector in (
         ("learned", shipped),
-        ("divergence", tune_default.make_detector("divergence")),
-        ("noise-aware", tune_default.make_detector("noise-aware")),
+        ("divergence", make_detector("divergence")),
+        ("noise-aware", make_detector("noise-aware")),
     ):
         print(line(name, registered(detector, holdout)))
     children = resource.getrusage(resource.RUSAGE_CHILDREN)

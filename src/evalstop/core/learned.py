@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
+
 import attrs
 
 from evalstop.core.boundary import CheckpointView
@@ -65,17 +67,37 @@ FEATURES: tuple[str, ...] = (
 )
 """The features, in the weights' order (``SIG-16`` defines each)."""
 
-FIT = "unfitted"
-"""The commit and data that chose :data:`WEIGHTS`, :data:`BIAS` and :data:`THRESHOLD`."""
+FIT = "dev0-2999@8f0dc46"
+"""The data and the commit that chose :data:`WEIGHTS` and :data:`BIAS`: the gym's dev split
+(``V2``), seeds 0-2999, by ``docs/scripts/tune_learned.py`` as committed in 8f0dc46 (its
+output ``docs/scripts/tune_learned.out``; ``SIG-17``). No test run, corpus curve or supervised
+curve was read."""
 
-WEIGHTS: tuple[float, ...] = (0.0,) * len(FEATURES)
-"""The shipped weights, one per feature (``docs/scripts/tune_learned.py``)."""
+WEIGHTS: tuple[float, ...] = (
+    0.982579,
+    1.875493,
+    -1.657022,
+    0.282841,
+    0.91964,
+    3.409324,
+    -0.161271,
+    0.709961,
+    0.41851,
+    -1.041648,
+    -0.162591,
+    -0.413839,
+    0.780412,
+    -0.291951,
+    -1.303563,
+)
+"""The shipped weights, one per feature of :data:`FEATURES` (:data:`FIT`)."""
 
-BIAS = 0.0
-"""The shipped intercept."""
+BIAS = -5.981639
+"""The shipped intercept (:data:`FIT`)."""
 
 THRESHOLD = 0.0
-"""The shipped score threshold (a logit: the rule fires when the score exceeds it)."""
+"""The shipped score threshold (a logit: the rule fires when the score exceeds it; ``SIG-17``
+fixes it at 0, the bias carries the level)."""
 
 
 def _clip(value: float, low: float, high: float) -> float:
@@ -174,6 +196,11 @@ def _weights(_inst: object, attribute: attrs.Attribute[tuple[float, ...]], value
         )
 
 
+def _as_tuple(value: Iterable[float]) -> tuple[float, ...]:
+    """The weights as a tuple (a saved monitor state holds them as a list, ``SIG-7``)."""
+    return tuple(value)
+
+
 def _finite(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not (isinstance(value, float | int) and math.isfinite(value)):
         raise ValueError(f"{attribute.name} must be a finite number, got {value!r}")
@@ -201,7 +228,9 @@ class LearnedStopDetector:
             ``warmup_evals``.
     """
 
-    weights: tuple[float, ...] = attrs.field(default=WEIGHTS, converter=tuple, validator=_weights)
+    weights: tuple[float, ...] = attrs.field(
+        default=WEIGHTS, converter=_as_tuple, validator=_weights
+    )
     bias: float = attrs.field(default=BIAS, validator=_finite)
     threshold: float = attrs.field(default=THRESHOLD, validator=_finite)
     fallback_z: float = attrs.field(default=2.0, validator=_positive)
