@@ -24,6 +24,7 @@ from evalstop.experiments.scoreboard.gym import gym_scores
 from evalstop.experiments.significance import mcnemar, paired_bootstrap
 from evalstop.gym import LabelledRun
 from evalstop.gym.generate import generate_runs
+from evalstop.traces.corpus import GOLD_MODE, catalogue, default_data_dir, read_label, score_curve
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = ROOT / "tests" / "data" / "healthy-supervised"
@@ -54,7 +55,12 @@ def paired(mine: Sequence[RunScore], theirs: Sequence[RunScore]) -> str:
     p_rec = mcnemar(sum(a and not b for a, b in hack), sum(b and not a for a, b in hack))
     p_harm = mcnemar(sum(a and not b for a, b in heal), sum(b and not a for a, b in heal))
     boot = paired_bootstrap([a.floored_regret for a in mine], [b.floored_regret for b in theirs])
-    return f"recall p {p_rec:.2g}, harmful p {p_harm:.2g}, floored regret p {boot.p_value:.2g}"
+    return f"recall p {p_rec:.2g}, harmful p {p_harm:.2g}, floored regret p {p_value(boot.p_value)}"
+
+
+def p_value(p: float) -> str:
+    """A bootstrap p of 0 is below its resolution (2,000 resamples)."""
+    return "< 0.001" if p == 0 else f"{p:.2g}"
 
 
 def table(runs: Sequence[LabelledRun], scores: Sequence[list[RunScore]]) -> list[str]:
@@ -79,7 +85,23 @@ def table(runs: Sequence[LabelledRun], scores: Sequence[list[RunScore]]) -> list
         for evals in (*DENSITIES, 0):
             keep = [i for i, r in enumerate(runs) if evals in (0, r.config.evals)]
             tests = paired([scores[0][i] for i in keep], [theirs[i] for i in keep])
-            out.append(f"- {CANDIDATE} vs {other}, {evals or 'every'} evaluations: {tests}")
+            where = f"{evals} evaluations" if evals else "every density"
+            out.append(f"- {CANDIDATE} vs {other}, {where}: {tests}")
+    return out
+
+
+def harmed(name: str) -> list[str]:
+    """The healthy corpus curves ``name`` stops harmfully (as ``real_scores`` scores them)."""
+    data, detector, out = default_data_dir(), make_detector(name), []
+    for source in catalogue(data):
+        if source.excluded:
+            continue
+        gold, proxy = source.read(data, source.gold), source.read(data, source.proxy)
+        if read_label(gold, proxy, source.scale).label != "healthy":
+            continue
+        score = score_curve(gold, detector, False, GOLD_MODE, source.scale, proxy=proxy)[0]
+        if score.stop_class.value == "harmful":
+            out.append(f"{source.name} (regret {pct(score.regret)})")
     return out
 
 
@@ -106,6 +128,8 @@ def main() -> None:
         f"- noise-aware: {p.caught} of {p.corpus.collapsing} stopped, harmful {p.harmful[0]} "
         f"and {p.harmful[1]}",
         f"- guard: {'passes' if verdict.passes else 'fails: ' + '; '.join(verdict.reasons)}",
+        f"- healthy corpus curves {CANDIDATE} stops harmfully: "
+        + (", ".join(harmed(CANDIDATE)) or "none"),
     ]
     adopt = goal and verdict.passes
     decision = (
