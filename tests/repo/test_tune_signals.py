@@ -140,3 +140,19 @@ def test_sig17_the_fit_reads_the_dev_split_only() -> None:
     cells = {10: (0.95, 0.01, 0.02), 20: (0.91, 0.04, 0.06)}
     assert fit.slacks(cells) == pytest.approx([5.0, 4.0, 3.0, 1.0, 1.0, -1.0])
     assert fit.objective(cells) == pytest.approx(-1.0 + 0.05 * (3.0 + 3.0 + 3.0 + 1 + 1 - 1))
+
+
+def test_sig17_the_scored_range_and_the_decision_agree_with_the_registry() -> None:
+    """SIG-17, SIG-11: the round's page scored the range the spec fixed (seeds 1,002,000 to
+    1,003,099, never the rounds-3/4 range), and its decision is the registry's: `learned` is
+    DEFAULT_DETECTOR exactly when the page says it met the goal and passed the guard."""
+    from evalstop.core.registry import DEFAULT_DETECTOR
+
+    page = (ROOT / "docs" / "gym-round5.md").read_text(encoding="utf-8")
+    spec = (ROOT / "spec" / "signals.md").read_text(encoding="utf-8")
+    assert "seeds 1,002,000 to 1,003,099" in page and "1,002,000-1,003,099" in spec
+    scorer = (ROOT / "docs" / "scripts" / "gym_round5.py").read_text(encoding="utf-8")
+    assert "FIRST_SEED = 1_002_000" in scorer and "RUNS = 1100" in scorer
+    adopted = "it becomes the one default" in page
+    assert adopted == (DEFAULT_DETECTOR == "learned")
+    assert "disagrees" not in page
