@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import pickle
+import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -11,7 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalstop.core.registry import make_policy
+from evalstop.engine import log as log_module
+from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
+from evalstop.sim.workload import WorkloadConfig, generate
 
 INTS = st.one_of(
     st.integers(0, 10**6),
@@ -149,3 +155,29 @@ def test_columns_with_the_odd_records_give_back_every_record(
     assert all(same(a, b) for a, b in zip(rebuilt, written, strict=True))
     columns.time.append(1)  # a copy: the log does not change
     assert len(log.columns().time) == len(log)
+
+
+def test_a_finished_runs_log_holds_41_bytes_a_record() -> None:
+    """ENG-16: once a run drains, the columns keep no spare room (41 bytes a record) and the
+    records kept whole cost 16 bytes each beside themselves (a position and a reference):
+    measured as the memory allocated in the log module that the finished log still holds."""
+    jobs = generate(WorkloadConfig(n_jobs=300, gpus=20, load=0.9), seed=0).jobs
+    simulator = FastSimulator(make_policy("evalstop+fifo"), 20)
+    for job in jobs:
+        simulator.submit(job)
+    gc.collect()
+    tracemalloc.start(1)
+    try:
+        simulator.run()
+        log = simulator.log
+        del simulator
+        gc.collect()
+        held = tracemalloc.take_snapshot().filter_traces(
+            [tracemalloc.Filter(True, log_module.__file__)]
+        )
+    finally:
+        tracemalloc.stop()
+    kept = sum(1 for record in log if record.kind is LogKind.STOP)
+    size = sum(stat.size for stat in held.statistics("filename"))
+    assert kept > 10 and len(log) > 2_000
+    assert size <= 41 * len(log) + 16 * kept + 4_096  # the arrays' headers, struct's cache

@@ -193,6 +193,8 @@ class FastSimulator:
             except BaseException as error:
                 self._broken = error
                 raise
+        if not self.pending:
+            self._writer.settle()  # a finished run: its log is kept, without spare room
         if not self.pending and self._active:
             stuck = sorted(self._active)[:5]
             raise EngineError(

@@ -7,6 +7,7 @@ sequence over those columns that builds a :class:`LogRecord` only when one is re
 
 from __future__ import annotations
 
+import bisect
 import enum
 import math
 import operator
@@ -139,17 +140,21 @@ def _same_scores(a: array[float], b: array[float]) -> bool:
 class EventLog(Sequence[LogRecord]):
     """An immutable sequence of :class:`LogRecord` stored in columns (``ENG-16``).
 
-    Built by a :class:`LogWriter` (or :meth:`of`); reading a record builds it. About 41 bytes
-    per record against about 140 for a stored named tuple.
+    Built by a :class:`LogWriter` (or :meth:`of`); reading a record builds it. 41 bytes per
+    record in a finished run's log against about 140 for a stored named tuple; the records
+    kept whole are held by ascending position (a typed array of positions beside a tuple of
+    records: 16 bytes each beyond the record, where a dict keyed by position took about 70).
     """
 
-    __slots__ = ("_columns", "_length", "_odd")
+    __slots__ = ("_columns", "_length", "_odd", "_places")
 
     def __init__(
         self, columns: Sequence[array[Any]], odd: dict[int, LogRecord], length: int
     ) -> None:
         self._columns = tuple(columns)
-        self._odd = odd  # records kept whole, by position (all below length)
+        places = sorted(odd)  # records kept whole: their positions (all below length) ...
+        self._places = array("q", places)
+        self._odd = tuple(map(odd.__getitem__, places))  # ... and the records, in that order
         self._length = length
 
     @classmethod
@@ -164,9 +169,11 @@ class EventLog(Sequence[LogRecord]):
         return self._length
 
     def _record(self, position: int) -> LogRecord:
-        odd = self._odd.get(position)
-        if odd is not None:
-            return odd
+        places = self._places
+        if places:
+            at = bisect.bisect_left(places, position)
+            if at < len(places) and places[at] == position:
+                return self._odd[at]
         time, code, job, gpus, index, step, score = (c[position] for c in self._columns)
         if code in _SCORED:
             return LogRecord(time, _KINDS[code], job, gpus, index, step, score)
@@ -185,21 +192,27 @@ class EventLog(Sequence[LogRecord]):
         return self._record(position)
 
     def __iter__(self) -> Iterator[LogRecord]:
-        odd, kinds, scored = self._odd, _KINDS, _SCORED
+        kinds, scored = _KINDS, _SCORED
+        odd = iter(zip(self._places, self._odd, strict=True))
+        place, kept = next(odd, (-1, None))
         rows = zip(*(column[: self._length] for column in self._columns), strict=True)
         for position, (time, code, job, gpus, index, step, score) in enumerate(rows):
-            if odd and position in odd:
-                yield odd[position]
+            if position == place and kept is not None:
+                yield kept
+                place, kept = next(odd, (-1, None))
             elif code in scored:
                 yield LogRecord(time, kinds[code], job, gpus, index, step, score)
             else:
                 yield LogRecord(time, kinds[code], job, gpus, index)
 
+    def _odd_records(self) -> dict[int, LogRecord]:
+        return dict(zip(self._places, self._odd, strict=True))
+
     def columns(self) -> LogColumns:
         """The log as columns (``ENG-21``): for readers that want a few fields of many records
         without building a :class:`LogRecord` for each. O(length), copies of typed arrays."""
         time, kind, job_id, gpus, index, step, score = self._trimmed()
-        return LogColumns(time, kind, job_id, gpus, index, step, score, dict(self._odd))
+        return LogColumns(time, kind, job_id, gpus, index, step, score, self._odd_records())
 
     def _trimmed(self) -> tuple[array[Any], ...]:
         return tuple(column[: self._length] for column in self._columns)
@@ -211,15 +224,12 @@ class EventLog(Sequence[LogRecord]):
             )
         if not isinstance(other, EventLog):
             return NotImplemented
-        if self._length != other._length or self._odd.keys() != other._odd.keys():
+        if self._length != other._length or self._places != other._places:
             return False
         mine, theirs = self._trimmed(), other._trimmed()
         if mine[:6] != theirs[:6] or not _same_scores(mine[6], theirs[6]):
             return False
-        return all(
-            a == b or repr(a) == repr(b)
-            for a, b in zip(self._odd.values(), other._odd.values(), strict=True)
-        )
+        return all(a == b or repr(a) == repr(b) for a, b in zip(self._odd, other._odd, strict=True))
 
     def __hash__(self) -> int:
         return hash((self._length, *(c.tobytes() for c in self._trimmed()[:6])))
@@ -228,7 +238,7 @@ class EventLog(Sequence[LogRecord]):
         return f"EventLog({list(self)!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (EventLog, (self._trimmed(), dict(self._odd), self._length))
+        return (EventLog, (self._trimmed(), self._odd_records(), self._length))
 
 
 class LogWriter:
@@ -302,7 +312,14 @@ class LogWriter:
                 column.append(value)
         self.rows.clear()
 
+    def settle(self) -> None:
+        """Pack the pending rows and drop the columns' spare capacity (``ENG-16``: an array
+        grows by about 1/16 ahead of its length, 2-3 bytes a record): for a finished run,
+        whose log is kept while the writer is not. O(length), a copy of each column."""
+        self.pack()
+        self._columns = tuple(column[:] for column in self._columns)
+
     def log(self) -> EventLog:
         """The log written so far (O(1) plus the odd records; later rows do not change it)."""
         self.pack()
-        return EventLog(self._columns, dict(self._odd), len(self._columns[0]))
+        return EventLog(self._columns, self._odd, len(self._columns[0]))
