@@ -42,6 +42,7 @@ from evalstop.experiments.paper.results import Results, build_results, results_j
 from evalstop.experiments.paper.runner import Drawn, run_audits, run_group, run_plan
 from evalstop.experiments.paper.stats import estimate
 from evalstop.sim.run import simulate
+from evalstop.sim.workload import generate_sweep
 
 SMALL = Settings(seeds=2, jobs=40, gpus=16)
 
@@ -380,6 +381,30 @@ def test_rep14_density_cells_folded_equal_simulated(monkeypatch: pytest.MonkeyPa
     audits = run_audits(settings)
     one = json.dumps(results_json(build_results(settings, figures, audits)))
     assert one == json.dumps(results_json(build_results(settings, simulated, audits)))
+
+
+def test_rep16_density_groups_draw_rlhf_jobs_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REP-16, WRK-9: a group of density cells alone draws its RLHF jobs only, a group with
+    any other simulation every job, and the figures equal those of drawing every job."""
+    settings = Settings(seeds=1, jobs=80, gpus=16, worlds=("paper",))
+    groups = runner._groups(settings, plan(settings))
+    drawn: list[set[str]] = []
+    draw = runner._workloads
+
+    def kinds(*args: Any, **kwargs: Any) -> Any:
+        out = draw(*args, **kwargs)
+        drawn.append({job.spec.kind.value for jobs, _, _ in out for job in jobs})
+        return out
+
+    monkeypatch.setattr(runner, "_workloads", kinds)
+    figures = [run_group(group) for group in groups]
+    folds = [all(detection_only(sim) for sim in sims) for _, sims in groups]
+    assert sorted(folds) == [False, True, True]
+    assert [len(d) == 1 for d in drawn] == folds and {"rlhf"} in drawn
+    monkeypatch.setattr(
+        runner, "sweep_jobs", lambda c, seed, _kind: tuple(w.jobs for w in generate_sweep(c, seed))
+    )
+    assert repr([run_group(group) for group in groups]) == repr(figures)
 
 
 def test_rep15_which_systems_decide_on_curves() -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalstop.experiments.significance import mcnemar, paired_bootstrap, wilson
+from evalstop.experiments.significance import BOOTSTRAP_SEED, mcnemar, paired_bootstrap, wilson
 
 
 def test_scb10_wilson_hand_worked() -> None:
@@ -59,3 +60,21 @@ def test_scb10_paired_bootstrap() -> None:
     assert paired_bootstrap(noisy, first).p_value > 0.5
     with pytest.raises(ValueError):
         paired_bootstrap([1.0], [1.0, 2.0])
+
+
+@given(st.lists(st.floats(-1, 1), min_size=1, max_size=40), st.integers(1, 60))
+def test_scb9_bootstrap_resamples_from_the_fixed_seed(diffs: list[float], reps: int) -> None:
+    """SCB-9: the bootstrap's resampled runs are those of a fresh generator at the fixed seed,
+    whatever was resampled before (they are drawn once per length and kept): its figures
+    equal a recomputation with its own draw, before and after a pair of another length."""
+    zeros = [0.0] * len(diffs)
+    picks = np.random.default_rng(BOOTSTRAP_SEED).integers(0, len(diffs), (reps, len(diffs)))
+    means = np.asarray(diffs)[picks].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    for _ in range(2):
+        got = paired_bootstrap(diffs, zeros, reps=reps)
+        if any(diffs):
+            assert (got.low, got.high) == (float(low), float(high))
+            below = float(np.mean(means <= 0.0))
+            assert got.p_value == min(1.0, 2.0 * min(below, float(np.mean(means >= 0.0))))
+        paired_bootstrap([*diffs, 0.5], [*zeros, 0.0], reps=reps)

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import attrs
+import pytest
 
 from evalstop.core.divergence import DivergenceDetector
 from evalstop.core.registry import DEV_PICK, make_detector
@@ -103,3 +104,58 @@ def test_sig9_the_rule_and_the_data() -> None:
     source = SCRIPT.read_text(encoding="utf-8")
     assert module.SPLIT == "dev"
     assert not re.search(r"""["']test["']|1_?000_?000""", source)
+
+
+LEARNED_SCRIPT = ROOT / "docs" / "scripts" / "tune_learned.py"
+LEARNED_OUT = LEARNED_SCRIPT.with_suffix(".out")
+
+
+def test_sig17_the_shipped_weights_are_the_ones_the_fit_printed() -> None:
+    """SIG-17: learned's WEIGHTS and BIAS are the `WEIGHTS = ...` and `BIAS = ...` lines of
+    tune_learned.py's committed output, the threshold is 0, and FIT names the tuning seeds."""
+    from evalstop.core import learned
+
+    text = LEARNED_OUT.read_text(encoding="utf-8")
+    weights = re.search(r"^WEIGHTS = (\(.+\))$", text, flags=re.MULTILINE)
+    bias = re.search(r"^BIAS = (.+)$", text, flags=re.MULTILINE)
+    assert weights is not None and bias is not None
+    assert tuple(float(v) for v in weights[1].strip("()").split(", ")) == learned.WEIGHTS
+    assert float(bias[1]) == learned.BIAS
+    assert learned.THRESHOLD == 0.0
+    assert learned.FIT.startswith("dev0-2999@")
+
+
+def test_sig17_the_fit_reads_the_dev_split_only() -> None:
+    """SIG-17: the fit tunes on dev seeds 0-2999 through tune_default.py's runs, never names
+    the other split, the corpus or the supervised curves (nor does its planned-length
+    what-if); its starts are the four of the spec; its objective is the worst slack plus 0.05
+    times the capped slacks."""
+    module = script(DEFAULT_SCRIPT, "tune_default")
+    assert module.SPLIT == "dev"
+    fit = script(LEARNED_SCRIPT, "tune_learned")
+    source = LEARNED_SCRIPT.read_text(encoding="utf-8")
+    names = r"""["']test["']|1_?00[0-9]_?[0-9]{3}|healthy-supervised|real_scores|evalstop\.data"""
+    assert not re.search(names, source)
+    information = LEARNED_SCRIPT.with_name("tune_learned_progress.py").read_text(encoding="utf-8")
+    assert not re.search(names, information)
+    assert fit.TUNING == 3000 and fit.STEPS == 3000
+    assert fit.STARTS == ((1.0, 0.25), (0.1, 0.5), (10.0, 0.0), (1.0, 0.75))
+    cells = {10: (0.95, 0.01, 0.02), 20: (0.91, 0.04, 0.06)}
+    assert fit.slacks(cells) == pytest.approx([5.0, 4.0, 3.0, 1.0, 1.0, -1.0])
+    assert fit.objective(cells) == pytest.approx(-1.0 + 0.05 * (3.0 + 3.0 + 3.0 + 1 + 1 - 1))
+
+
+def test_sig17_the_scored_range_and_the_decision_agree_with_the_registry() -> None:
+    """SIG-17, SIG-11: the round's page scored the range the spec fixed (seeds 1,002,000 to
+    1,003,099, never the rounds-3/4 range), and its decision is the registry's: `learned` is
+    DEFAULT_DETECTOR exactly when the page says it met the goal and passed the guard."""
+    from evalstop.core.registry import DEFAULT_DETECTOR
+
+    page = (ROOT / "docs" / "gym-round5.md").read_text(encoding="utf-8")
+    spec = (ROOT / "spec" / "signals.md").read_text(encoding="utf-8")
+    assert "seeds 1,002,000 to 1,003,099" in page and "1,002,000-1,003,099" in spec
+    scorer = (ROOT / "docs" / "scripts" / "gym_round5.py").read_text(encoding="utf-8")
+    assert "FIRST_SEED = 1_002_000" in scorer and "RUNS = 1100" in scorer
+    adopted = "it becomes the one default" in page
+    assert adopted == (DEFAULT_DETECTOR == "learned")
+    assert "disagrees" not in page

@@ -27,6 +27,7 @@ from evalstop.sim.workload import (
     generate,
     generate_noise_sweep,
     generate_sweep,
+    sweep_jobs,
 )
 from evalstop.sim.worlds import CALIBRATED, PAPER, WORLDS, World, world_named
 
@@ -349,6 +350,61 @@ def test_wrk8_hacking_shares_change_rlhf_curves_only() -> None:
         generate_sweep([WorkloadConfig(n_jobs=5), WorkloadConfig(n_jobs=6)], 0)
     with pytest.raises(ValueError, match="at least one config"):
         generate_sweep([], 0)
+
+
+def test_wrk8_a_job_healthy_at_two_shares_is_drawn_once() -> None:
+    """WRK-8, CRV-9: an RLHF job healthy at two shares of a sweep is one job at one noise
+    level (its truth shared across noise levels), one hacking at both has a draw per share,
+    and each equals the job ``generate`` draws alone at its share (so sharing changes nothing)."""
+    configs = [WorkloadConfig(n_jobs=80, hacking_share=s, eval_noise=n) for s, n in SHARES]
+    sweep = generate_sweep(configs, 2)
+    alone = [generate(config, 2) for config in configs]
+    assert [w.jobs for w in sweep] == [w.jobs for w in alone]
+    low, high, noisy = sweep
+    kinds = {"healthy": 0, "hacking": 0}
+    for a, b, c in zip(low.jobs, high.jobs, noisy.jobs, strict=True):
+        if a.spec.kind is not JobKind.RLHF:
+            continue
+        if not b.truth.hacking:
+            kinds["healthy"] += 1
+            assert a is b and c.truth is b.truth and c is not b
+        elif a.truth.hacking:
+            kinds["hacking"] += 1
+            assert a.truth is not b.truth
+    assert min(kinds.values()) >= 5  # both cases happen (80 jobs, seed 2: 5 and 12)
+
+
+SHARES = ((0.2, 0.02), (0.8, 0.02), (0.8, 0.1))
+"""Two shares at one noise level and the higher at another (the WRK-8 sharing test)."""
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    cells=st.lists(
+        st.tuples(st.sampled_from([None, 0.0, 0.12]), st.sampled_from([0.0, 0.3, 0.6, 1.0])),
+        min_size=1,
+        max_size=4,
+    ),
+    world=st.sampled_from(sorted(WORLDS)),
+    n_jobs=st.integers(1, 30),
+    seed=st.integers(0, 2**32),
+    kind=st.sampled_from(list(JobKind)),
+)
+def test_wrk9_one_kinds_jobs_are_those_of_the_whole_sweep(
+    cells: list[tuple[float | None, float]], world: str, n_jobs: int, seed: int, kind: JobKind
+) -> None:
+    """WRK-9: ``sweep_jobs`` gives the jobs of one kind of each workload of the whole sweep,
+    in order, equal and with the same reports bit for bit; configs it refuses are refused."""
+    configs = sweep_configs(cells, world, n_jobs, None)
+    whole = generate_sweep(configs, seed)
+    some = sweep_jobs(configs, seed, kind)
+    assert len(some) == len(whole)
+    for jobs, workload in zip(some, whole, strict=True):
+        expected = [job for job in workload.jobs if job.spec.kind is kind]
+        assert list(jobs) == expected
+        assert [repr(j.observations) for j in jobs] == [repr(j.observations) for j in expected]
+    with pytest.raises(ValueError, match="eval_noise and hacking_share only"):
+        sweep_jobs([WorkloadConfig(n_jobs=5), WorkloadConfig(n_jobs=6)], 0, kind)
 
 
 def test_wrk8_noise_levels_change_the_reports_only() -> None:

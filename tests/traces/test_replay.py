@@ -199,7 +199,9 @@ def test_detector_names_rpl_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     half = cli_json(capsys, str(path), *options, "--detector", "stopat", "--fraction", "0.5")
     assert half["stop_step"] == 40 and half["detector"] == "stopat-0.5"
     assert make_detector("stopat", fraction=0.5) == StopAtProgress(0.5)
-    with pytest.raises(ValueError, match="bocpd, divergence, evalstop, ewma, kl-budget, lossp"):
+    with pytest.raises(
+        ValueError, match="bocpd, divergence, evalstop, ewma, kl-budget, learned, lossp"
+    ):
         make_detector("oracle")
 
 

@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=DETECTOR_NAMES,
         help="evalstop (k declines), noise-aware (a drop beyond the run's own noise), "
         "lossplateau (patience 3), never, or stopat (fixed fraction of the run; replay knows "
-        "each run's length), ewma, divergence, kl-budget, bocpd (default: "
+        "each run's length), ewma, divergence, kl-budget, bocpd, learned (default: "
         f"{DEFAULT_DETECTOR}, the one default of every entry point, as for watch; --k alone: "
         "evalstop)",
     )

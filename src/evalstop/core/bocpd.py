@@ -27,7 +27,7 @@ latches; the kept checkpoint is the best reported score (``DET-4``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import attrs
 
@@ -109,11 +109,6 @@ def _hypotheses(_inst: object, attribute: attrs.Attribute[int], value: int) -> N
         raise ValueError(f"{attribute.name} must be an integer >= 2, got {value!r}")
 
 
-_Posteriors = tuple[list[float], list[float], list[float], list[float], list[float]]
-"""Each hypothesis's regime line posterior: mean intercepts, mean slopes, and the entries
-(00, 01, 11) of each covariance over ``sigma^2``, ``(X'X + diag(level^-2, slope^-2))^-1`` (the
-scales in noise units, so the means do not depend on ``sigma``)."""
-
 _SQRT2 = math.sqrt(2.0)
 
 _Columns = tuple[
@@ -129,32 +124,22 @@ _Columns = tuple[
 """A state's hypothesis columns as lists, in :class:`BocpdState`'s order (starts to s_ty)."""
 
 
-def _posteriors(
-    counts: Sequence[int],
-    s_t: Sequence[float],
-    s_tt: Sequence[float],
-    s_y: Sequence[float],
-    s_ty: Sequence[float],
-    level: float,
-    slope: float,
-) -> _Posteriors:
-    """The posterior of every hypothesis's line from its five running sums (one pass)."""
-    level_precision, slope_precision = 1.0 / (level * level), 1.0 / (slope * slope)
-    means_a: list[float] = []
-    means_b: list[float] = []
-    c00: list[float] = []
-    c01: list[float] = []
-    c11: list[float] = []
-    for n, st, stt, sy, sty in zip(counts, s_t, s_tt, s_y, s_ty, strict=True):
-        p00, p11 = n + level_precision, stt + slope_precision
-        det = p00 * p11 - st * st
-        i00, i01, i11 = p11 / det, -st / det, p00 / det
-        means_a.append(i00 * sy + i01 * sty)
-        means_b.append(i01 * sy + i11 * sty)
-        c00.append(i00)
-        c01.append(i01)
-        c11.append(i11)
-    return means_a, means_b, c00, c01, c11
+def _line(
+    n: int, st: float, stt: float, sy: float, sty: float, level: float, slope: float
+) -> tuple[float, float, float, float, float]:
+    """A hypothesis's regime line posterior from its count and four running sums: the mean
+    intercept and slope, and the entries (00, 01, 11) of the covariance over ``sigma^2``,
+    ``(X'X + diag(level^-2, slope^-2))^-1`` (``level`` and ``slope`` are those precisions; the
+    scales are in noise units, so the means do not depend on ``sigma``)."""
+    p00, p11 = n + level, stt + slope
+    det = p00 * p11 - st * st
+    i00, i01, i11 = p11 / det, -st / det, p00 / det
+    return i00 * sy + i01 * sty, i01 * sy + i11 * sty, i00, i01, i11
+
+
+def _precisions(level_scale: float, slope_scale: float) -> tuple[float, float]:
+    """The prior precisions of a line's intercept and slope (noise units)."""
+    return 1.0 / (level_scale * level_scale), 1.0 / (slope_scale * slope_scale)
 
 
 def decline_probability(state: BocpdState, level_scale: float, slope_scale: float) -> float:
@@ -164,13 +149,13 @@ def decline_probability(state: BocpdState, level_scale: float, slope_scale: floa
     if state.differences == 0:
         return 0.0
     sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
-    _, slopes, _, _, c11 = _posteriors(
-        state.counts, state.s_t, state.s_tt, state.s_y, state.s_ty, level_scale, slope_scale
-    )
+    level, slope = _precisions(level_scale, slope_scale)
     total = mass = 0.0
-    for count, weight, b, i11 in zip(state.counts, state.weights, slopes, c11, strict=True):
+    columns = (state.counts, state.weights, state.s_t, state.s_tt, state.s_y, state.s_ty)
+    for count, weight, st, stt, sy, sty in zip(*columns, strict=True):
         if count < 2:
             continue
+        _, b, _, _, i11 = _line(count, st, stt, sy, sty, level, slope)
         sd = sigma * math.sqrt(i11) if sigma > 0 else 0.0
         below = 0.5 * math.erfc(b / (sd * _SQRT2)) if sd > 0 else float(b < 0)
         total += weight * below
@@ -279,37 +264,35 @@ class BocpdDetector:
         underflows), the weights normalised."""
         unit = sigma * sigma  # 0 also when sigma^2 underflows: no density then
         log = math.log
-        logs = [log(w) if w > 0 else -math.inf for w in state.weights]
-        taus = [float(t - start) for start in state.starts]
-        rels = [y - prior for prior in state.priors]
-        if unit > 0:
-            means_a, means_b, c00, c01, c11 = _posteriors(
-                state.counts,
-                state.s_t,
-                state.s_tt,
-                state.s_y,
-                state.s_ty,
-                self.level_scale,
-                self.slope_scale,
-            )
-            for h, (tau, rel) in enumerate(zip(taus, rels, strict=True)):
-                spread = 1.0 + c00[h] + 2.0 * tau * c01[h] + tau * tau * c11[h]  # var / sigma^2
-                residual = rel - (means_a[h] + means_b[h] * tau)
+        level, slope = _precisions(self.level_scale, self.slope_scale)
+        logs: list[float] = []
+        counts: list[int] = []
+        s_t: list[float] = []
+        s_tt: list[float] = []
+        s_y: list[float] = []
+        s_ty: list[float] = []
+        columns = (state.starts, state.priors, state.weights, state.counts)
+        sums = (state.s_t, state.s_tt, state.s_y, state.s_ty)
+        for start, prior, w, n, st, stt, sy, sty in zip(*columns, *sums, strict=True):
+            tau, rel = float(t - start), y - prior
+            logged = log(w) if w > 0 else -math.inf
+            if unit > 0:
+                a, b, c00, c01, c11 = _line(n, st, stt, sy, sty, level, slope)
+                spread = 1.0 + c00 + 2.0 * tau * c01 + tau * tau * c11  # var / sigma^2
+                residual = rel - (a + b * tau)
                 # log N(rel; a + b tau, sigma^2 spread) without -log(2 pi sigma^2) / 2, the
                 # same for every hypothesis: the weights are then exactly scale-free (SIG-2)
-                logs[h] -= 0.5 * (log(spread) + residual * residual / (unit * spread))
+                logged -= 0.5 * (log(spread) + residual * residual / (unit * spread))
+            logs.append(logged)
+            counts.append(n + 1)
+            s_t.append(st + tau)
+            s_tt.append(stt + tau * tau)
+            s_y.append(sy + rel)
+            s_ty.append(sty + tau * rel)
         top = max(logs)
         if not math.isfinite(top):  # every density underflowed (scores near SPAN): no update
             logs, top = [log(w) if w > 0 else -math.inf for w in state.weights], 0.0
         raw = [math.exp(v - top) for v in logs]
         total = math.fsum(raw)
-        return (
-            list(state.starts),
-            list(state.priors),
-            [w / total for w in raw],
-            [n + 1 for n in state.counts],
-            [st + tau for st, tau in zip(state.s_t, taus, strict=True)],
-            [stt + tau * tau for stt, tau in zip(state.s_tt, taus, strict=True)],
-            [sy + rel for sy, rel in zip(state.s_y, rels, strict=True)],
-            [sty + tau * rel for sty, tau, rel in zip(state.s_ty, taus, rels, strict=True)],
-        )
+        weights = [w / total for w in raw]
+        return list(state.starts), list(state.priors), weights, counts, s_t, s_tt, s_y, s_ty

@@ -36,6 +36,7 @@ from evalstop.core.errors import UnknownNameError
 from evalstop.core.ewma import EwmaDetector
 from evalstop.core.folds import DeclineFold, decline_folder
 from evalstop.core.kl_budget import KlBudgetDetector
+from evalstop.core.learned import LearnedStopDetector
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.noise_fold import NoiseFold, noise_folder
 from evalstop.core.policies import (
@@ -145,6 +146,7 @@ DETECTORS: tuple[DetectorRow, ...] = (
     ),
     DetectorRow("ewma", EwmaDetector, _by_class(EwmaDetector)),
     DetectorRow("kl-budget", KlBudgetDetector, _by_class(KlBudgetDetector)),
+    DetectorRow("learned", LearnedStopDetector, _by_class(LearnedStopDetector)),
     DetectorRow(
         "lossplateau", LossPlateau, _by_class(LossPlateau), frozenset({"warmup_steps", "baseline"})
     ),

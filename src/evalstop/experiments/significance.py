@@ -15,11 +15,14 @@ Pure functions of counts and lists; numpy only for the resampling.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from evalstop.core.regret import RegretSummary, RunScore, StopClass
 
@@ -119,12 +122,20 @@ def paired_bootstrap(
     mean = float(diffs.mean())
     if not np.any(diffs):
         return Paired(0.0, 0.0, 0.0, 1.0, len(diffs))
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(diffs), size=(reps, len(diffs)))
-    means = diffs[picks].mean(axis=1)
+    means = diffs[_picks(len(diffs), reps, seed)].mean(axis=1)
     below, above = float(np.mean(means <= 0.0)), float(np.mean(means >= 0.0))
     low, high = np.percentile(means, [2.5, 97.5])
     return Paired(mean, float(low), float(high), min(1.0, 2.0 * min(below, above)), len(diffs))
+
+
+@functools.lru_cache(maxsize=2)
+def _picks(runs: int, reps: int, seed: int) -> npt.NDArray[np.signedinteger[Any]]:
+    """The run indices :func:`paired_bootstrap` resamples: a function of the number of runs,
+    ``reps`` and the seed alone, so drawn once for the detectors compared on the same runs
+    (read-only: the cache hands out one array)."""
+    picks = np.random.default_rng(seed).integers(0, runs, size=(reps, runs))
+    picks.flags.writeable = False
+    return picks
 
 
 def intervals(summary: RegretSummary) -> dict[str, tuple[float, float]]:

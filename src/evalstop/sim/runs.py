@@ -15,6 +15,7 @@ import functools
 import math
 from typing import Protocol
 
+import attrs
 import numpy as np
 
 from evalstop.core.model import JobKind, JobTruth, Observation
@@ -55,6 +56,7 @@ __all__ = [
     "STRETCH_HACKING_SHARE",
     "RunConfig",
     "draw_curves",
+    "draw_key",
     "draw_run",
     "run_plan",
     "run_reports",
@@ -188,3 +190,11 @@ def run_reports(draw: CurveDraw, steps: list[int], sigma: float) -> tuple[Observ
     kls = [None] * len(steps) if sample.kl is None else sample.kl.tolist()
     scores, losses = sample.eval_score.tolist(), sample.loss.tolist()
     return tuple(map(Observation, steps, scores, losses, proxies, kls))
+
+
+def draw_key(plan: RunPlan, total_steps: int) -> RunPlan:
+    """A plan whose draw (:func:`run_truth`) equals ``plan``'s for a run of ``total_steps``
+    steps: ``plan`` itself when the run turns before its end, else the plan that never turns,
+    as a run's curves and truth read its turn step only when it falls before the end
+    (``CRV-9``): a sweep draws a job that is healthy at two hacking shares once (``WRK-8``)."""
+    return plan if plan.turn < total_steps else attrs.evolve(plan, turn=math.inf)

@@ -47,9 +47,17 @@ from evalstop.sim.clock import (
     SHORT_PROBABILITY,
 )
 from evalstop.sim.curves import CurveDraw, RunPlan
-from evalstop.sim.runs import draw_run, run_plan, run_reports, run_truth
+from evalstop.sim.runs import draw_key, draw_run, run_plan, run_reports, run_truth
 from evalstop.sim.streams import CurveStreams, curve_seeds, curve_stream
-from evalstop.sim.validators import check_fraction, check_non_negative, check_positive
+from evalstop.sim.validators import (
+    check_fraction,
+    check_mix,
+    check_non_negative,
+    check_optional_count,
+    check_optional_non_negative,
+    check_optional_positive,
+    check_positive,
+)
 from evalstop.sim.worlds import PAPER, World, world_named
 
 __all__ = [
@@ -68,6 +76,7 @@ __all__ = [
     "generate_noise_sweep",
     "generate_sweep",
     "schedule",
+    "sweep_jobs",
 ]
 
 MAX_HORIZON = float(2**53)
@@ -81,43 +90,6 @@ GPU_CHOICES: Mapping[JobKind, tuple[tuple[int, ...], tuple[float, ...]]] = {
     JobKind.DPO: ((1, 2, 4), (0.3, 0.4, 0.3)),
     JobKind.RLHF: ((4, 8), (0.5, 0.5)),
 }
-
-
-def _check_mix(
-    _inst: object, attribute: attrs.Attribute[Mapping[JobKind, float]], value: object
-) -> None:
-    if (
-        not isinstance(value, Mapping)
-        or not value
-        or any(not isinstance(k, JobKind) for k in value)
-    ):
-        raise ValueError(f"{attribute.name} must map job kinds to shares, got {value!r}")
-    shares = list(value.values())
-    if any(not (s >= 0 and math.isfinite(s)) for s in shares) or not sum(shares) > 0:
-        raise ValueError(f"{attribute.name} shares must be >= 0 with a positive sum: {value!r}")
-
-
-def _optional_positive(
-    _inst: object, attribute: attrs.Attribute[float | None], value: object
-) -> None:
-    if value is not None and not (
-        isinstance(value, float | int) and value > 0 and math.isfinite(value)
-    ):
-        raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
-
-
-def _optional_non_negative(
-    _inst: object, attribute: attrs.Attribute[float | None], value: object
-) -> None:
-    if value is not None and not (
-        isinstance(value, float | int) and value >= 0 and math.isfinite(value)
-    ):
-        raise ValueError(f"{attribute.name} must be >= 0 or None, got {value!r}")
-
-
-def _optional_count(_inst: object, attribute: attrs.Attribute[int | None], value: object) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ValueError(f"{attribute.name} must be an integer >= 1 or None, got {value!r}")
 
 
 def _to_world(value: str | World) -> World:
@@ -153,15 +125,15 @@ class WorkloadConfig:
     n_jobs: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
     gpus: int = attrs.field(default=64, validator=attrs.validators.ge(1))
     load: float = attrs.field(default=0.9, validator=check_positive)
-    arrival_rate: float | None = attrs.field(default=None, validator=_optional_positive)
+    arrival_rate: float | None = attrs.field(default=None, validator=check_optional_positive)
     mix: Mapping[JobKind, float] = attrs.field(
-        default=DEFAULT_MIX, converter=_freeze_mix, validator=_check_mix
+        default=DEFAULT_MIX, converter=_freeze_mix, validator=check_mix
     )
     hacking_share: float = attrs.field(default=0.6, validator=check_fraction)
-    eval_noise: float | None = attrs.field(default=None, validator=_optional_non_negative)
+    eval_noise: float | None = attrs.field(default=None, validator=check_optional_non_negative)
     loss_noise: float = attrs.field(default=0.01, validator=check_non_negative)
     world: World = attrs.field(default=PAPER, converter=_to_world)
-    evals_per_run: int | None = attrs.field(default=None, validator=_optional_count)
+    evals_per_run: int | None = attrs.field(default=None, validator=check_optional_count)
 
     @property
     def sigma(self) -> float:
@@ -282,12 +254,13 @@ def _jobs(
     out = []
     for c in configs:
         plan = plans[c.hacking_share]
-        if plan not in drawn:  # the stream restarts at each draw: the same curves
-            drawn[plan] = run_truth(kind, plan, steps, duration, streams.stream(i), c)
-        job = jobs.get((plan, c.sigma))
+        key = draw_key(plan, steps[-1])
+        if key not in drawn:  # the stream restarts at each draw: the same curves
+            drawn[key] = run_truth(kind, plan, steps, duration, streams.stream(i), c)
+        job = jobs.get((key, c.sigma))
         if job is None:
-            truth, draw = drawn[plan]
-            job = jobs[plan, c.sigma] = Job(spec, truth, run_reports(draw, steps, c.sigma))
+            truth, draw = drawn[key]
+            job = jobs[key, c.sigma] = Job(spec, truth, run_reports(draw, steps, c.sigma))
         out.append(job)
     return out
 
@@ -318,7 +291,7 @@ def generate(config: WorkloadConfig, seed: int) -> Workload:
         ValueError: a negative seed, or a rate at which the jobs would arrive past the clock
             (:meth:`WorkloadConfig.check_horizon`).
     """
-    return _generate((config,), seed)[0]
+    return Workload(config, seed, _generate((config,), seed)[0])
 
 
 def generate_noise_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[Workload, ...]:
@@ -330,7 +303,7 @@ def generate_noise_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[
         ValueError: no config, configs that differ in more than ``eval_noise``, a
             negative seed, or a rate at which the jobs would arrive past the clock.
     """
-    return _generate(_swept(configs, "eval_noise"), seed)
+    return _workloads(_swept(configs, "eval_noise"), seed)
 
 
 def generate_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[Workload, ...]:
@@ -342,7 +315,25 @@ def generate_sweep(configs: Sequence[WorkloadConfig], seed: int) -> tuple[Worklo
         ValueError: as :func:`generate_noise_sweep`, for configs that differ in more than
             ``eval_noise`` and ``hacking_share``.
     """
-    return _generate(_swept(configs, "eval_noise and hacking_share"), seed)
+    return _workloads(_swept(configs, "eval_noise and hacking_share"), seed)
+
+
+def sweep_jobs(
+    configs: Sequence[WorkloadConfig], seed: int, kind: JobKind
+) -> tuple[tuple[Job, ...], ...]:
+    """The jobs of ``kind`` of each workload of :func:`generate_sweep`, in submit order and
+    equal to its bit for bit, without the curves and reports of the other jobs (spec
+    ``WRK-9``): for a reader of one kind's jobs alone, such as a detector's fold.
+
+    Raises:
+        ValueError: as :func:`generate_sweep`.
+    """
+    return _generate(_swept(configs, "eval_noise and hacking_share"), seed, kind)
+
+
+def _workloads(configs: tuple[WorkloadConfig, ...], seed: int) -> tuple[Workload, ...]:
+    jobs = _generate(configs, seed)
+    return tuple(Workload(c, seed, each) for c, each in zip(configs, jobs, strict=True))
 
 
 def _swept(configs: Sequence[WorkloadConfig], fields: str) -> tuple[WorkloadConfig, ...]:
@@ -358,8 +349,11 @@ def _swept(configs: Sequence[WorkloadConfig], fields: str) -> tuple[WorkloadConf
     return tuple(configs)
 
 
-def _generate(configs: tuple[WorkloadConfig, ...], seed: int) -> tuple[Workload, ...]:
-    """One workload per config of ``configs`` (equal but for eval noise), drawn together."""
+def _generate(
+    configs: tuple[WorkloadConfig, ...], seed: int, kind: JobKind | None = None
+) -> tuple[tuple[Job, ...], ...]:
+    """The jobs of one workload per config of ``configs`` (equal but for eval noise and
+    hacking share), drawn together; only those of ``kind`` when it is given."""
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     config = configs[0]
@@ -394,7 +388,9 @@ def _generate(configs: tuple[WorkloadConfig, ...], seed: int) -> tuple[Workload,
         strict=True,
     )
     streams = CurveStreams(curves_seq)
-    per_job = [_jobs(i, draw, streams, configs) for i, draw in enumerate(draws)]
-    return tuple(
-        Workload(c, seed, tuple(jobs[index] for jobs in per_job)) for index, c in enumerate(configs)
-    )
+    per_job = [
+        _jobs(i, draw, streams, configs)
+        for i, draw in enumerate(draws)
+        if kind is None or draw[0] is kind
+    ]
+    return tuple(tuple(jobs[index] for jobs in per_job) for index in range(len(configs)))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
-from evalstop.core.model import Job
+from evalstop.core.model import Job, JobKind
 from evalstop.core.registry import make_policy
 from evalstop.engine.collector import paused
 from evalstop.experiments.leakage import Leakage, audit
@@ -37,7 +37,7 @@ from evalstop.sim.detection import DetectionMetrics, detection_metrics, folded_o
 from evalstop.sim.metrics import JobOutcome, job_outcomes, kept_at, mean_retained, system_metrics
 from evalstop.sim.philly import trace_workload
 from evalstop.sim.run import Cluster, Result, simulate
-from evalstop.sim.workload import generate_sweep
+from evalstop.sim.workload import generate_sweep, sweep_jobs
 
 __all__ = [
     "LEARNED_SEEDS",
@@ -133,7 +133,9 @@ def _run_group(group: Group) -> GroupRun:
     firsts: dict[tuple[float, float], Sim] = {}  # the first sim of each share and noise
     for sim in sims:
         firsts.setdefault((sim.hacking_share, sim.noise), sim)
-    workloads = dict(zip(firsts, _workloads(settings, tuple(firsts.values())), strict=True))
+    folds_only = all(detection_only(sim) for sim in sims)  # reads RLHF jobs alone (REP-16)
+    drawn = _workloads(settings, tuple(firsts.values()), rlhf_only=folds_only)
+    workloads = dict(zip(firsts, drawn, strict=True))
     audit = _audit_sim(settings, sims[0].world, sims[0].seed)
     audited = None
     if _group_of(audit) == _group_of(sims[0]) and (audit.hacking_share, audit.noise) in workloads:
@@ -235,13 +237,20 @@ def _workload(settings: Settings, sim: Sim) -> tuple[tuple[Job, ...], Cluster]:
     return jobs, cluster
 
 
-def _workloads(settings: Settings, sims: tuple[Sim, ...]) -> list[_Drawn]:
+def _workloads(
+    settings: Settings, sims: tuple[Sim, ...], *, rlhf_only: bool = False
+) -> list[_Drawn]:
     """The jobs (also by id) of each of ``sims``' workloads, which differ in hacking share and
-    noise only, and the cluster they run on; a synthetic group is drawn at once (WRK-8)."""
+    noise only, and the cluster they run on; a synthetic group is drawn at once (WRK-8), its
+    RLHF jobs alone when ``rlhf_only`` (WRK-9)."""
     if settings.trace is None:
-        sweep = generate_sweep([settings.config(sim) for sim in sims], sims[0].seed)
+        configs = [settings.config(sim) for sim in sims]
+        if rlhf_only:
+            sweep = sweep_jobs(configs, sims[0].seed, JobKind.RLHF)
+        else:
+            sweep = tuple(w.jobs for w in generate_sweep(configs, sims[0].seed))
         cluster = Cluster(gpus=settings.gpus)
-        return [(w.jobs, cluster, {job.job_id: job for job in w.jobs}) for w in sweep]
+        return [(jobs, cluster, {job.job_id: job for job in jobs}) for jobs in sweep]
     out = []
     for sim in sims:
         table, fitted = trace_workload(settings.trace, _rule(sim), sim.seed)

@@ -43,7 +43,7 @@ from evalstop.experiments.scoreboard.gym import GYM_RUNS, gym_runs, gym_scores
 from evalstop.experiments.significance import ALPHA, Comparison, compare, intervals
 from evalstop.experiments.tables import format_table, pct
 from evalstop.sim.detection import fold_job, job_views, run_scorer
-from evalstop.sim.workload import WorkloadConfig, generate, generate_noise_sweep
+from evalstop.sim.workload import WorkloadConfig, generate, sweep_jobs
 from evalstop.sim.worlds import WORLDS
 from evalstop.traces.corpus import (
     GOLD_MODE,
@@ -122,29 +122,29 @@ def _sim_cells(
     """Per workload: the cells of :data:`~evalstop.experiments.grid.SCOREBOARD_DETECTORS`, then,
     at a goal cell (the paper world at sigma 0.12, the calibrated world at its own noise), those
     of the ``z`` trade-off. The workloads of one world and density differ in eval noise only:
-    they are drawn together, once (``WRK-8``)."""
+    they are drawn together, once, their RLHF jobs alone (``WRK-8``, ``WRK-9``)."""
     variants = [attrs.evolve(NoiseAwareDetector(), z=z) for z in TRADEOFF_Z]
     labels = [*SCOREBOARD_DETECTORS, *(f"noise-aware(z={z:g})" for z in TRADEOFF_Z)]
     for world in (WORLDS[name] for name in worlds):
         goal = goal_noise(world.name)
         noises = dict.fromkeys(world.eval_noise if n is None else n for n in SCOREBOARD_NOISES)
         sweeps = {
-            evals: generate_noise_sweep(
+            evals: sweep_jobs(
                 [
                     WorkloadConfig(n_jobs=jobs, world=world, eval_noise=noise, evals_per_run=evals)
                     for noise in noises
                 ],
                 seed,
+                JobKind.RLHF,
             )
             for evals in DENSITIES
         }
         for position, noise in enumerate(noises):
             for evals in DENSITIES:
-                workload = sweeps[evals][position]
                 folded = [*detectors, *(variants if noise == goal else [])]
-                scores = _scores(folded, workload.jobs)
+                scores = _scores(folded, sweeps[evals][position])
                 yield tuple(
-                    attrs.evolve(cell, world=world.name, noise=workload.config.sigma, evals=evals)
+                    attrs.evolve(cell, world=world.name, noise=noise, evals=evals)
                     for cell in compared("sim", labels, scores)
                 )
 
