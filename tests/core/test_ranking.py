@@ -11,6 +11,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sortedcontainers import SortedList
 
 from builders import examples, job_view
 from evalstop.core.boundary import ClusterView, EventKind, JobView
@@ -152,6 +153,43 @@ def test_pol7_running_order_kept_between_decisions(
         cluster = _apply(cluster, decided, time, state)
 
 
+def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POL-7: under las two running jobs and a queued one fill 2 GPUs; one running job reports
+    at 100 s, short of the first threshold (its key, level 0, is as it was): the next decision
+    (the policy's: nothing moves) is taken without removing or adding an entry of the running
+    order; a report past the threshold moves it."""
+    running = [job_view(i, running_since=0) for i in range(2)]
+    waiting = job_view(2, submit=5)
+    state = las.start_run(2)
+    assert state is not None
+    for view in running:
+        state.started(view)
+    state.queued(waiting)
+    cluster = ClusterView(10, 2, 0, (waiting,), tuple(running), EventKind.ARRIVAL)
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == las(cluster) == Decision()
+    changed: list[Any] = []
+    for name in ("add", "remove"):
+        original = getattr(SortedList, name)
+
+        def counting(self: SortedList[Any], value: Any, _original: Any = original) -> None:
+            changed.append(value)
+            _original(self, value)
+
+        monkeypatch.setattr(SortedList, name, counting)
+    reported = attrs.evolve(running[0], service=100, running_since=100, evals_done=1)
+    state.reported(reported)
+    cluster = attrs.evolve(cluster, time=100, running=(reported, running[1]))
+    assert state.decide(100, 0, EventKind.CHECKPOINT, None) == las(cluster) == Decision()
+    assert changed == []
+    past = attrs.evolve(reported, service=3_700, running_since=3_700, evals_done=2)
+    state.reported(past)
+    cluster = attrs.evolve(cluster, time=3_700, running=(past, running[1]))
+    assert state.decide(3_700, 0, EventKind.CHECKPOINT, None) == las(cluster)
+    assert len(changed) >= 2  # its old entry out, its new one in
+
+
 @given(
     job=clusters().filter(lambda c: bool(c.running)).map(lambda c: (c.running[0], c.time)),
     later=st.integers(0, 80_000),
@@ -236,6 +274,36 @@ def _full_cluster(policy: PriorityPolicy, running: int) -> tuple[PolicyState, Cl
     cluster = ClusterView(10, running, 0, (), tuple(views), EventKind.ARRIVAL)
     assert state.decide(10, 0, EventKind.ARRIVAL, None) == policy(cluster) == Decision()
     return state, cluster
+
+
+def test_pol9_a_demand_that_fits_nowhere_past_the_position_is_not_looked_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POL-9: under srtf-est 2,000 running 1-GPU jobs fill the cluster and a 1,500-GPU job
+    waits, ranked above the twelve lowest; a 2-GPU job that ranks first arrives: the walk
+    starts it (then looks up its demand's next job) and preempts the two lowest ranked,
+    passing the big job's place, and never looks the big job's demand up past it (the running
+    jobs ranked after the walk's position hold fewer GPUs than it lacks). The decision is the
+    policy's."""
+    state, cluster = _full_cluster(srtf_est, 2_000)
+    big = job_view(5_000, gpus=1_500, estimate=2_977, submit=5)
+    state.queued(big)
+    assert state.decide(11, 0, EventKind.ARRIVAL, None) == Decision()
+    new = job_view(9_999, gpus=2, estimate=1, submit=10)
+    state.queued(new)
+    looked: list[Any] = []
+    original = SortedList.bisect_right
+
+    def counting(self: SortedList[Any], value: Any) -> int:
+        looked.append(value)
+        return original(self, value)
+
+    monkeypatch.setattr(SortedList, "bisect_right", counting)
+    decided = state.decide(20, 0, EventKind.ARRIVAL, None)
+    expected = srtf_est(attrs.evolve(cluster, time=20, queued=(big, new)))
+    assert decided == expected
+    assert decided.start == (9_999,) and decided.preempt == (1_998, 1_999)
+    assert [value[1] for value in looked] == [9_999]  # only past the started job, in its demand
 
 
 @pytest.mark.parametrize("policy", [srtf_est, las, loss_aware], ids=lambda p: p.name)

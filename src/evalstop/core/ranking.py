@@ -287,8 +287,7 @@ class PriorityState:
         """A running job's new view, to be (re-)keyed at the next decision."""
         self._running[job.job_id] = job
         if self._kept:
-            self._unrank(job.job_id)
-            self._dirty.add(job.job_id)
+            self._dirty.add(job.job_id)  # its entry stays until then: the key may not move
 
     def ended(self, job_id: JobId) -> None:
         if self._unqueue(job_id) or self._stop_running(job_id):
@@ -332,11 +331,18 @@ class PriorityState:
         moving = until is not None
         if moving:  # POL-8: key(view, t)[0] == key[0] - (t - time) until `until`
             entry: Ranked = ((key[0] + time, *key[1:]), job_id)
-            self._moving.add(entry)
         else:
             entry = (key, job_id)
-            self._fixed.add(entry)
             until = policy.moves_at(view, time) if policy.moves_at is not None else None
+        old = self._ranked.get(job_id)
+        if old is None or old[0] != entry or old[1] != moving:
+            # a new place (a report that moved no key, or a falling key read again, keeps
+            # its entry: no sorted-list update)
+            if old is not None:
+                (self._moving if old[1] else self._fixed).remove(old[0])
+            (self._moving if moving else self._fixed).add(entry)
+        elif old[2] == until:
+            return  # the same entry and the same time: the pending move stands
         self._ranked[job_id] = (entry, moving, until)
         if until is not None:
             heapq.heappush(self._moves, (until, job_id))
@@ -477,6 +483,10 @@ class PriorityState:
             for gpus, head in heads.items():
                 entry = head
                 if at is not None and entry is not None and entry <= at:
+                    # when none of this demand fits at the position, none after it fits
+                    # before the next change (fewer running jobs rank after it): not looked up
+                    if gpus > slack and not tail.holds_after(at, gpus - slack):
+                        continue
                     bucket = self._buckets[gpus]
                     index = bucket.bisect_right(at)
                     entry = heads[gpus] = bucket[index] if index < len(bucket) else None
