@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sortedcontainers import SortedList
 
 from builders import cluster_view, job_view, log_lines, make_job, simulate
 from evalstop.core import fairshare
-from evalstop.core.boundary import EventKind
+from evalstop.core.boundary import EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.fairshare import fair_share, fair_share_ranking
 from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import EvalStop
+from evalstop.engine.fast import FastSimulator
+from evalstop.sim.workload import WorkloadConfig, generate
 
 
 def test_fsh1_a_burst_of_one_tenant_does_not_starve_another() -> None:
@@ -136,7 +140,9 @@ def test_fsh4_several_tenants_read_the_ranking_only_as_far_as_it_can_change(
     read: list[int] = []
     original = fairshare.FairShareState._ranking
 
-    def counting(self: fairshare.FairShareState) -> Iterator[tuple[int, int, int]]:
+    def counting(
+        self: fairshare.FairShareState,
+    ) -> Iterator[tuple[int, int, int, JobView | None, int]]:
         for entry in original(self):
             read.append(entry[2])
             yield entry
@@ -148,3 +154,57 @@ def test_fsh4_several_tenants_read_the_ranking_only_as_far_as_it_can_change(
     assert decided == expected
     assert decided.start == (9_999,) and decided.preempt == (9,)
     assert len(read) <= 13
+
+
+def test_fsh4_one_tenant_keeps_no_per_tenant_order_until_a_second_tenant_is_active(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FSH-4: while one tenant is active the state builds no per-tenant order; when a job of
+    a second tenant arrives it is built from the active jobs, and the decisions are the
+    policy's before and after (and once that tenant is gone)."""
+    built: list[int] = []
+
+    class Counted(SortedList):  # type: ignore[type-arg]
+        def __init__(self, *args: Any) -> None:
+            built.append(1)
+            super().__init__(*args)
+
+    monkeypatch.setattr(fairshare, "SortedList", Counted)
+    running = [job_view(i, submit=i, running_since=i, gpus=2) for i in range(5)]
+    queued = [job_view(10 + i, submit=10 + i, gpus=3) for i in range(4)]
+    state = fair_share.start_run(10)
+    for view in running:
+        state.started(view)
+    for view in queued:
+        state.queued(view)
+    cluster = cluster_view(total=10, running=running, queued=queued, time=20)
+    assert state.decide(20, 0, EventKind.ARRIVAL, None) == fair_share(cluster)
+    assert built == []
+    other = job_view(99, submit=21, tenant="b", gpus=3)
+    state.queued(other)
+    assert built  # a's order and b's
+    cluster = attrs.evolve(cluster, queued=(*queued, other), time=21)
+    expected = fair_share(cluster)
+    assert expected.start == (99,) and expected.preempt == (3, 4)
+    assert state.decide(21, 0, EventKind.ARRIVAL, None) == expected
+    state.ended(99)
+    assert state.decide(22, 0, EventKind.COMPLETION, None) == Decision()
+
+
+@given(st.lists(st.sampled_from("aab"), min_size=30, max_size=30), st.integers(0, 2**16))
+def test_fsh4_the_state_decides_as_the_policy_as_tenants_come_and_go(
+    tenants: list[str], seed: int
+) -> None:
+    """FSH-4, POL-6: jobs of one tenant first, then of several (the per-tenant order built
+    mid-run): every decision of the fast engine's state equals the policy's on the same
+    cluster (``check=True`` compares them at each decision)."""
+    jobs = generate(WorkloadConfig(n_jobs=30, gpus=8, load=1.5), seed=seed).jobs
+    jobs = tuple(
+        _with_tenant(job, tenant if i >= 10 else "a")
+        for i, (job, tenant) in enumerate(zip(jobs, tenants, strict=True))
+    )
+    sim = FastSimulator(fair_share, 8, check=True)
+    for job in jobs:
+        sim.submit(job)
+    sim.run()
+    assert len(sim.log) >= 2 * len(jobs)

@@ -127,14 +127,17 @@ def test_sig17_the_shipped_weights_are_the_ones_the_fit_printed() -> None:
 
 def test_sig17_the_fit_reads_the_dev_split_only() -> None:
     """SIG-17: the fit tunes on dev seeds 0-2999 through tune_default.py's runs, never names
-    the other split, the corpus or the supervised curves; its starts are the four of the
-    spec; its objective is the worst slack plus 0.05 times the capped slacks."""
+    the other split, the corpus or the supervised curves (nor does its planned-length
+    what-if); its starts are the four of the spec; its objective is the worst slack plus 0.05
+    times the capped slacks."""
     module = script(DEFAULT_SCRIPT, "tune_default")
     assert module.SPLIT == "dev"
     fit = script(LEARNED_SCRIPT, "tune_learned")
     source = LEARNED_SCRIPT.read_text(encoding="utf-8")
     names = r"""["']test["']|1_?00[0-9]_?[0-9]{3}|healthy-supervised|real_scores|evalstop\.data"""
     assert not re.search(names, source)
+    information = LEARNED_SCRIPT.with_name("tune_learned_progress.py").read_text(encoding="utf-8")
+    assert not re.search(names, information)
     assert fit.TUNING == 3000 and fit.STEPS == 3000
     assert fit.STARTS == ((1.0, 0.25), (0.1, 0.5), (10.0, 0.0), (1.0, 0.75))
     cells = {10: (0.95, 0.01, 0.02), 20: (0.91, 0.04, 0.06)}

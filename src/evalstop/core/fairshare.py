@@ -125,7 +125,16 @@ class FairShareState:
     """The queued (arrival order) and running (start order) jobs of one run (``POL-6``), each
     tenant's active jobs in submit order, and their order as one tenant's (``FSH-4``)."""
 
-    __slots__ = ("_demands", "_one", "_queued", "_running", "_running_gpus", "_tenants", "_total")
+    __slots__ = (
+        "_active",
+        "_demands",
+        "_one",
+        "_queued",
+        "_running",
+        "_running_gpus",
+        "_tenants",
+        "_total",
+    )
 
     def __init__(self, total_gpus: int, one_tenant: PolicyState | None) -> None:
         self._total = total_gpus
@@ -133,7 +142,12 @@ class FairShareState:
         self._running: dict[JobId, JobView] = {}
         self._running_gpus = 0
         self._demands: dict[int, int] = {}  # queued jobs per GPU demand
-        self._tenants: dict[str, SortedList[tuple[int, JobId]]] = {}  # (submit, id) each
+        self._active: dict[str, int] = {}  # active jobs per tenant
+        # each tenant's (submit, id), in order: built once jobs of two tenants are active
+        # (FSH-4; with no order of one tenant beside it, from the start), kept from then on
+        self._tenants: dict[str, SortedList[tuple[int, JobId]]] | None = (
+            None if one_tenant is not None else {}
+        )
         self._one = one_tenant  # preemptive submit order over the same jobs
 
     @property
@@ -145,10 +159,24 @@ class FairShareState:
         return False
 
     def _join(self, job: JobView) -> None:
-        jobs = self._tenants.get(job.tenant)
+        tenant = job.tenant
+        self._active[tenant] = self._active.get(tenant, 0) + 1
+        tenants = self._tenants
+        if tenants is None:
+            if len(self._active) < 2:
+                return
+            tenants = self._tenants = self._by_tenant()
+        jobs = tenants.get(tenant)
         if jobs is None:
-            jobs = self._tenants[job.tenant] = SortedList()
+            jobs = tenants[tenant] = SortedList()
         jobs.add((job.submit_time, job.job_id))
+
+    def _by_tenant(self) -> dict[str, SortedList[tuple[int, JobId]]]:
+        """Each tenant's active jobs in submit order, from the queued and running ones."""
+        keys: dict[str, list[tuple[int, JobId]]] = {}
+        for view in (*self._queued.values(), *self._running.values()):
+            keys.setdefault(view.tenant, []).append((view.submit_time, view.job_id))
+        return {tenant: SortedList(jobs) for tenant, jobs in keys.items()}
 
     def _count(self, gpus: int, change: int) -> None:
         left = self._demands.get(gpus, 0) + change
@@ -195,10 +223,17 @@ class FairShareState:
             if job is None:
                 return
             self._running_gpus -= job.gpus
-        jobs = self._tenants[job.tenant]
-        jobs.remove((job.submit_time, job_id))
-        if not jobs:
-            del self._tenants[job.tenant]
+        tenant = job.tenant
+        count = self._active[tenant] - 1
+        if count:
+            self._active[tenant] = count
+        else:
+            del self._active[tenant]
+        if self._tenants is not None:
+            jobs = self._tenants[tenant]
+            jobs.remove((job.submit_time, job_id))
+            if not jobs:
+                del self._tenants[tenant]
         if self._one is not None:
             self._one.ended(job_id)
 
@@ -207,23 +242,36 @@ class FairShareState:
     ) -> Decision:
         if not self._queued:
             return _NOTHING
-        if self._one is not None and len(self._tenants) <= 1:
+        if self._one is not None and len(self._active) <= 1:
             # one tenant: the jobs it asked for before a job grow with submit order (every
             # job asks for a GPU at least), so FSH-1's ranking is submit order (FSH-4)
             return self._one.decide(time, free_gpus, cause, changed)
         return self._walk()
 
-    def _ranking(self) -> Iterator[tuple[int, int, JobId]]:
-        """Every active job in FSH-1's order, merged from the tenants' submit orders."""
-
-        def tenant(jobs: SortedList[tuple[int, JobId]]) -> Iterator[tuple[int, int, JobId]]:
-            before = 0
-            for submit, job_id in jobs:
-                yield before, submit, job_id
-                view = self._queued.get(job_id) or self._running[job_id]
-                before += view.gpus
-
-        return heapq.merge(*(tenant(jobs) for jobs in self._tenants.values()))
+    def _ranking(self) -> Iterator[tuple[int, int, JobId, JobView | None, int]]:
+        """Every active job in FSH-1's order, merged from the tenants' submit orders: its rank
+        (GPUs asked before it, submit time, id), its view if it is queued (None if running)
+        and its GPUs. One heap entry per tenant, replaced in place as its next job is read."""
+        queued, running = self._queued, self._running
+        if self._tenants is None:  # several tenants are active whenever it is read
+            self._tenants = self._by_tenant()
+        heap: list[tuple[int, int, JobId, Iterator[tuple[int, JobId]]]] = []
+        for jobs in self._tenants.values():
+            following = iter(jobs)
+            submit, job_id = next(following)  # a tenant is kept while it has an active job
+            heap.append((0, submit, job_id, following))
+        heapq.heapify(heap)
+        replace = heapq.heapreplace
+        while heap:
+            before, submit, job_id, following = heap[0]
+            view = queued.get(job_id)
+            gpus = (running[job_id] if view is None else view).gpus
+            yield before, submit, job_id, view, gpus
+            after = next(following, None)
+            if after is None:
+                heapq.heappop(heap)
+            else:
+                replace(heap, (before + gpus, after[0], after[1], following))
 
     def _walk(self) -> Decision:
         """First fit of the ranking into the cluster (``FSH-1``), read only as far as it can
@@ -234,25 +282,23 @@ class FairShareState:
         demands = dict(self._demands)  # queued jobs not reached yet, per demand
         starts: list[JobId] = []
         dropped: set[JobId] = set()
-        for _, _, job_id in self._ranking():
+        for _, _, job_id, view, gpus in self._ranking():
             if not left and (not demands or min(demands) > slack):
                 break  # every running job placed; no queued job fits in what is left
-            view = self._queued.get(job_id)
             if view is None:
-                gpus = self._running[job_id].gpus
                 left -= gpus
                 if slack + left < 0:
                     dropped.add(job_id)
                     slack += gpus
             else:
-                if view.gpus <= slack + left:
+                if gpus <= slack + left:
                     starts.append(job_id)
-                    slack -= view.gpus
-                count = demands[view.gpus] - 1  # reached: started or never (room only shrinks)
+                    slack -= gpus
+                count = demands[gpus] - 1  # reached: started or never (room only shrinks)
                 if count:
-                    demands[view.gpus] = count
+                    demands[gpus] = count
                 else:
-                    del demands[view.gpus]
+                    del demands[gpus]
         preempt = tuple(j for j in self._running if j in dropped) if dropped else ()
         return Decision(start=tuple(starts), preempt=preempt)
 

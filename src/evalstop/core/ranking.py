@@ -136,6 +136,29 @@ class RunningTail:
         return entries[low - 1] if low else None
 
 
+def _lowest_first(
+    fixed: SortedList[Ranked], moving: SortedList[Ranked], time: int, running: dict[JobId, JobView]
+) -> Iterator[tuple[Ranked, int]]:
+    """The running jobs ranked at ``time`` from the lowest up, with their GPUs: the constant
+    keys and the falling ones (``POL-8``: stored as first part + time of ranking) merged.
+    Keys are unique (they end with the job id), so the merge needs no tie rule."""
+    kept, falling = reversed(fixed), reversed(moving)
+    low = next(kept, None)
+    entry = next(falling, None)
+    down = None if entry is None else ((entry[0][0] - time, *entry[0][1:]), entry[1])
+    while down is not None:
+        if low is not None and low > down:
+            yield low, running[low[1]].gpus
+            low = next(kept, None)
+            continue
+        yield down, running[down[1]].gpus
+        entry = next(falling, None)
+        down = None if entry is None else ((entry[0][0] - time, *entry[0][1:]), entry[1])
+    while low is not None:
+        yield low, running[low[1]].gpus
+        low = next(kept, None)
+
+
 class PriorityState:
     """One run's ordered view of the active jobs for a policy ranked by a key
     (:class:`~evalstop.core.policies.PriorityPolicy`)."""
@@ -335,11 +358,7 @@ class PriorityState:
             if entry is not None and entry[2] == when:  # else an older entry: skip
                 self._unrank(job_id)
                 self._rank(job_id, time)
-        fixed: Iterator[Ranked] = reversed(self._fixed)
-        if self._moving:
-            moving = (((k[0] - time, *k[1:]), j) for k, j in reversed(self._moving))
-            fixed = heapq.merge(fixed, moving, reverse=True) if self._fixed else moving
-        return RunningTail((r, running[r[1]].gpus) for r in fixed)
+        return RunningTail(_lowest_first(self._fixed, self._moving, time, running))
 
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
