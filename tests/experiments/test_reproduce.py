@@ -32,7 +32,6 @@ from evalstop.experiments.paper.plan import (
     MAIN_SYSTEMS,
     Settings,
     Sim,
-    decides_on_curves,
     decides_on_eval_scores,
     detection_only,
     plan,
@@ -407,19 +406,35 @@ def test_rep16_density_groups_draw_rlhf_jobs_alone(monkeypatch: pytest.MonkeyPat
     assert repr([run_group(group) for group in groups]) == repr(figures)
 
 
-def test_rep15_which_systems_decide_on_curves() -> None:
-    """REP-15: a base alone other than loss-aware, or stopat over one, reads no curve; an
-    EvalStop, lossplateau or noise-aware wrapper, or a loss-aware base, does."""
-    for system in ("srtf-est", "fifo", "las", "stopat-0.65+srtf-est", "stopat+sjf-est"):
-        assert not decides_on_curves(system), system
-    for system in ("loss-aware", "stopat+loss-aware", "evalstop+srtf-est", "lossplateau+fifo"):
-        assert decides_on_curves(system), system
+def _share_blind(job: Any) -> str:
+    """What a system reading no eval score sees of ``job`` (bit for bit, by repr)."""
+    return repr([job.spec, *((o.step, o.loss, o.proxy_reward, o.kl) for o in job.observations)])
+
+
+def test_rep15_a_share_changes_no_report_an_eval_blind_system_reads() -> None:
+    """REP-15, CRV-6: the workloads of a group at other hacking shares differ in labels,
+    quality and eval scores only: every job's spec, steps, losses, proxy rewards and KL are
+    equal bit for bit (so a system reading no eval score, REP-12, decides the same on each)."""
+    for world in ("paper", "calibrated"):
+        sweep = generate_sweep(
+            [
+                Settings(seeds=1, jobs=200).config(Sim.at(SMALL, world, 0, "srtf-est", share=s))
+                for s in (0.0, 0.2, 0.6, 1.0)
+            ],
+            4,
+        )
+        first = [_share_blind(job) for job in sweep[0].jobs]
+        for workload in sweep[1:]:
+            assert [_share_blind(job) for job in workload.jobs] == first
+        assert sum(j.truth.hacking for j in sweep[0].jobs) < sum(
+            j.truth.hacking for j in sweep[-1].jobs
+        )
 
 
 def test_rep15_a_group_across_shares_equals_its_simulations_one_by_one() -> None:
     """REP-15, REP-12, REP-2: a group spans hacking shares and noise levels; every
-    simulation's figures (curve-blind systems simulated once, noise-blind ones once a share)
-    equal those of the simulation run alone, and the shares do change them."""
+    simulation's figures (eval-blind systems simulated once a group) equal those of the
+    simulation run alone, and the shares do change them."""
     settings = Settings(seeds=1, jobs=60, gpus=16)
     systems = ("srtf-est", "stopat-0.65+srtf-est", "lossplateau+srtf-est", "evalstop+las")
     cells = [(0.2, 0.02), (0.6, 0.02), (0.6, 0.12), (0.8, 0.05)]
@@ -439,13 +454,13 @@ def test_rep15_a_group_across_shares_equals_its_simulations_one_by_one() -> None
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(runner, "simulate", counted)
         together = run_group((settings, group))
-    once = ["srtf-est", "stopat-0.65+srtf-est"]  # once a group; then once a share, a cell
-    expected = [*once, *["lossplateau+srtf-est"] * 3, *["evalstop+las"] * 4]
+    once = ["srtf-est", "stopat-0.65+srtf-est", "lossplateau+srtf-est"]  # then once a cell
+    expected = [*once, *["evalstop+las"] * 4]
     assert sorted(simulated) == sorted(make_policy(system).name for system in expected)
     assert [sim for sim, _ in together] == list(group)
     for sim, figures in together:
         alone = run_group((settings, (sim,)))[0][1]
         np.testing.assert_equal(attrs.astuple(figures), attrs.astuple(alone))
-    for system in systems[:2]:  # the shares change the figures: the check is not vacuous
+    for system in systems[:3]:  # the shares change the figures: the check is not vacuous
         wasted = {f.wasted_gpu_time for sim, f in together if sim.system == system}
         assert len(wasted) > 1, system

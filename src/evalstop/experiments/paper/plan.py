@@ -27,7 +27,6 @@ from evalstop.sim.worlds import WORLDS, world_named
 
 __all__ = [
     "BASES",
-    "CURVE_BASES",
     "DENSITY_WORLDS",
     "FULL",
     "MAIN_BASE",
@@ -36,7 +35,6 @@ __all__ = [
     "WORLD_NAMES",
     "Settings",
     "Sim",
-    "decides_on_curves",
     "decides_on_eval_scores",
     "detection_only",
     "plan",
@@ -147,30 +145,14 @@ def reads_eval_scores(system: str) -> bool:
 def decides_on_eval_scores(system: str) -> bool:
     """False when ``system``'s decisions read no eval score: a base alone, or a base wrapped
     by ``stopat`` (estimated progress) or ``lossplateau`` (the loss). Such a system starts
-    and stops every job at the same times at every sigma; a wrapper still keeps the best
-    *observed* checkpoint, which the runner re-derives at each sigma (REP-12)."""
+    and stops every job at the same times at every sigma and every hacking share of a group,
+    which change a job's quality and eval scores only (CRV-6); a wrapper still keeps the best
+    *observed* checkpoint, which the runner re-derives on each workload (REP-12, REP-15)."""
     detector, plus, base = system.partition("+")
     if not plus:
         return False
     blind = detector == "lossplateau" or detector.startswith("stopat")
     return not blind or reads_eval_scores(base)
-
-
-CURVE_BASES = ("loss-aware",)
-"""The base policies whose decisions read a curve a run reports (``loss-aware``: the loss);
-the others read specs, estimates and progress only."""
-
-
-def decides_on_curves(system: str) -> bool:
-    """False when ``system``'s decisions read no curve a run reports (eval score, loss, proxy
-    reward, KL), only specs, estimates and progress: a base alone other than
-    :data:`CURVE_BASES`, or a ``stopat`` wrapper over such a base. Such a system starts,
-    preempts and stops every job at the same times on every workload of a group, which differ
-    in their curves only (hacking share and eval noise, WRK-8, REP-15)."""
-    detector, plus, base = system.partition("+")
-    if not plus:
-        return system in CURVE_BASES
-    return not detector.startswith("stopat") or decides_on_curves(base)
 
 
 def detection_only(sim: Sim) -> bool:

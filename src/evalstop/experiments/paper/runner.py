@@ -27,7 +27,6 @@ from evalstop.experiments.leakage import Leakage, audit
 from evalstop.experiments.paper.plan import (
     Settings,
     Sim,
-    decides_on_curves,
     decides_on_eval_scores,
     detection_only,
 )
@@ -163,18 +162,18 @@ def _run_group(group: Group) -> GroupRun:
 
 
 _Drawn = tuple[tuple[Job, ...], Cluster, dict[int, Job]]
-_Runs = dict[tuple[str, int, float | None], tuple[Result, dict[int, JobOutcome], float]]
+_Runs = dict[tuple[str, int], tuple[Result, dict[int, JobOutcome], float]]
 
 
 def _outcomes(sim: Sim, drawn: _Drawn, runs: _Runs) -> tuple[Result, dict[int, JobOutcome]]:
-    """``sim``'s run and its outcomes: simulated, or derived from the group's run of the same
-    system on another of its workloads when its decisions cannot differ there: at another
-    sigma for a system that decides on no eval score, re-kept (REP-12); at another hacking
-    share too for one that decides on no curve, its log read with this workload's jobs, then
-    re-kept (REP-15). ``runs`` keeps the group's runs that others derive from."""
+    """``sim``'s run and its outcomes: simulated, or, for a system that decides on no eval
+    score, derived from the group's run of the same system on another of its workloads, where
+    its decisions cannot differ: at another sigma, re-kept (REP-12); at another hacking share,
+    which changes no report such a system reads (CRV-6), its log read with this workload's
+    jobs, then re-kept (REP-15). ``runs`` keeps the group's runs that others derive from."""
     workload, cluster, jobs = drawn
     blind = not decides_on_eval_scores(sim.system)
-    key = (sim.system, sim.k, sim.hacking_share if decides_on_curves(sim.system) else None)
+    key = (sim.system, sim.k)
     run = runs.get(key) if blind else None
     if run is None:
         result = simulate(workload, make_policy(sim.system, k=sim.k), cluster)
