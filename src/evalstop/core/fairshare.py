@@ -248,49 +248,45 @@ class FairShareState:
             return self._one.decide(time, free_gpus, cause, changed)
         return self._walk()
 
-    def _ranking(self) -> Iterator[tuple[int, int, JobId, JobView | None, int]]:
-        """Every active job in FSH-1's order, merged from the tenants' submit orders: its rank
-        (GPUs asked before it, submit time, id), its view if it is queued (None if running)
-        and its GPUs. One heap entry per tenant, replaced in place as its next job is read."""
-        queued, running = self._queued, self._running
+    def _tenant_heads(self) -> list[tuple[int, int, JobId, Iterator[tuple[int, JobId]]]]:
+        """A heap of each tenant's first active job in FSH-1's order (GPUs asked before it: 0,
+        submit time, id), with the tenant's later jobs to read."""
         if self._tenants is None:  # several tenants are active whenever it is read
             self._tenants = self._by_tenant()
-        heap: list[tuple[int, int, JobId, Iterator[tuple[int, JobId]]]] = []
+        heap = []
         for jobs in self._tenants.values():
             following = iter(jobs)
             submit, job_id = next(following)  # a tenant is kept while it has an active job
             heap.append((0, submit, job_id, following))
         heapq.heapify(heap)
-        replace = heapq.heapreplace
-        while heap:
-            before, submit, job_id, following = heap[0]
-            view = queued.get(job_id)
-            gpus = (running[job_id] if view is None else view).gpus
-            yield before, submit, job_id, view, gpus
-            after = next(following, None)
-            if after is None:
-                heapq.heappop(heap)
-            else:
-                replace(heap, (before + gpus, after[0], after[1], following))
+        return heap
 
     def _walk(self) -> Decision:
         """First fit of the ranking into the cluster (``FSH-1``), read only as far as it can
         change something (``FSH-4``): past the last running job, only while a queued job's
-        demand still fits in the room left."""
+        demand still fits in the room left. The ranking is the tenants' submit orders merged
+        as it is read: one heap entry per tenant, replaced in place by its next job (ids are
+        unique, so entries never compare past them)."""
         slack = self._total - self._running_gpus  # room minus the running GPUs not reached
         left = self._running_gpus
         demands = dict(self._demands)  # queued jobs not reached yet, per demand
         starts: list[JobId] = []
         dropped: set[JobId] = set()
-        for _, _, job_id, view, gpus in self._ranking():
+        queued, running, replace = self._queued, self._running, heapq.heapreplace
+        heap = self._tenant_heads()
+        while heap:
             if not left and (not demands or min(demands) > slack):
                 break  # every running job placed; no queued job fits in what is left
+            before, _, job_id, following = heap[0]
+            view = queued.get(job_id)
             if view is None:
+                gpus = running[job_id].gpus
                 left -= gpus
                 if slack + left < 0:
                     dropped.add(job_id)
                     slack += gpus
             else:
+                gpus = view.gpus
                 if gpus <= slack + left:
                     starts.append(job_id)
                     slack -= gpus
@@ -299,6 +295,11 @@ class FairShareState:
                     demands[gpus] = count
                 else:
                     del demands[gpus]
+            after = next(following, None)
+            if after is None:
+                heapq.heappop(heap)
+            else:
+                replace(heap, (before + gpus, after[0], after[1], following))
         preempt = tuple(j for j in self._running if j in dropped) if dropped else ()
         return Decision(start=tuple(starts), preempt=preempt)
 
