@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -216,3 +217,29 @@ def examples(floor: int) -> int:
     if budget >= DEFAULT_EXAMPLES:
         return max(floor, budget)
     return max(1, floor * budget // DEFAULT_EXAMPLES)
+
+
+def detector_states(detector: Detector[Any], views: Sequence[CheckpointView]) -> list[Any]:
+    """A detector's state after each report of ``views``, folded from its initial state."""
+    state, states = detector.initial(), []
+    for v in views:
+        state = detector.update(state, v)
+        states.append(state)
+    return states
+
+
+def detector_alarms(detector: Detector[Any], views: Sequence[CheckpointView]) -> list[bool]:
+    """Whether the detector has fired after each report of ``views``."""
+    return [detector.fired(s) for s in detector_states(detector, views)]
+
+
+def with_nan_report(views: Sequence[CheckpointView], at: int) -> list[CheckpointView]:
+    """``views`` with a report inserted at ``at`` whose eval score is NaN and whose side values
+    (proxy reward, KL) are missing, at the step of the report it precedes (the last's at the
+    end): the SIG-2 family's "a non-finite score changes no later decision"."""
+    gap = attrs.evolve(
+        views[min(at, len(views) - 1)], eval_score=math.nan, proxy_reward=None, kl=None
+    )
+    if at < len(views):
+        gap = attrs.evolve(gap, step=views[at].step)
+    return [*views[:at], gap, *views[at:]]

@@ -12,6 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from builders import detector_alarms as alarms
+from builders import detector_states as fold
+from builders import with_nan_report
 from evalstop.core.boundary import CheckpointView
 from evalstop.core.learned import FEATURES, FIT, LearnedStopDetector, features
 from evalstop.core.model import JobKind
@@ -45,18 +48,6 @@ def view(
 
 def views_of(rows: Sequence[tuple[float, float | None]]) -> list[CheckpointView]:
     return [view(i, y, p) for i, (y, p) in enumerate(rows)]
-
-
-def fold(detector: LearnedStopDetector, views: Sequence[CheckpointView]) -> list[Any]:
-    state, out = detector.initial(), []
-    for v in views:
-        state = detector.update(state, v)
-        out.append(state)
-    return out
-
-
-def alarms(detector: LearnedStopDetector, views: Sequence[CheckpointView]) -> list[bool]:
-    return [detector.fired(s) for s in fold(detector, views)]
 
 
 # --- the naive reference: every quantity re-folded from the whole history ------------------
@@ -223,8 +214,7 @@ def test_sig16_nan_scores_change_no_decision(
     decision."""
     views = views_of(rows)
     at = data.draw(st.integers(0, len(views)))
-    gap = attrs.evolve(views[min(at, len(views) - 1)], eval_score=NAN, proxy_reward=None)
-    inserted = [*views[:at], gap, *views[at:]]
+    inserted = with_nan_report(views, at)
     plain, with_gap = alarms(detector, views), alarms(detector, inserted)
     assert with_gap[:at] == plain[:at]
     assert with_gap[at + 1 :] == plain[at:]

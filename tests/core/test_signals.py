@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import make_job
+from builders import detector_alarms as alarms
+from builders import detector_states as fold
+from builders import make_job, with_nan_report
 from evalstop.core.bocpd import BocpdDetector, BocpdState, decline_probability
 from evalstop.core.boundary import CheckpointView, checkpoint_report
 from evalstop.core.detectors import Detector, observe, start_watch
@@ -75,19 +77,6 @@ def reports(rows: Sequence[tuple[float, float, float]]) -> list[CheckpointView]:
     return out
 
 
-def fold(detector: Detector[Any], views: Sequence[CheckpointView]) -> list[Any]:
-    state = detector.initial()
-    states = []
-    for v in views:
-        state = detector.update(state, v)
-        states.append(state)
-    return states
-
-
-def alarms(detector: Detector[Any], views: Sequence[CheckpointView]) -> list[bool]:
-    return [detector.fired(s) for s in fold(detector, views)]
-
-
 def size(state: object) -> int:
     """Numbers in a state, nested states and tuples counted element by element."""
     if attrs.has(type(state)):
@@ -135,10 +124,7 @@ def test_sig2_nan_scores_change_no_decision(rows: list[Any], detector: Any, data
     changes no later decision."""
     views = reports(rows)
     at = data.draw(st.integers(0, len(views)))
-    gap = attrs.evolve(views[min(at, len(views) - 1)], eval_score=NAN, proxy_reward=None, kl=None)
-    if at < len(views):
-        gap = attrs.evolve(gap, step=views[at].step)
-    inserted = [*views[:at], gap, *views[at:]]
+    inserted = with_nan_report(views, at)
     plain, with_gap = alarms(detector, views), alarms(detector, inserted)
     assert with_gap[:at] == plain[:at]
     assert with_gap[at + 1 :] == plain[at:]
