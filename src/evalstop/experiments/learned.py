@@ -200,7 +200,9 @@ def _label_aucs(jobs: Sequence[Job]) -> tuple[float, float]:
 def learned_audit(jobs: Sequence[Job]) -> LearnedAudit | None:
     """The learned predictors over ``jobs`` (``LEAK-4``); None without scikit-learn.
 
-    Job ids must be distinct (the even/odd split is by id).
+    The split is by the parity of ``job_id``: each job is in exactly one half. Jobs of
+    several seeds may share ids (the reproduction passes three seeds' workloads); a shared
+    id puts its seeds' jobs in the same half, which are still different, independent jobs.
     """
     try:
         import sklearn  # noqa: F401
