@@ -243,3 +243,14 @@ def with_nan_report(views: Sequence[CheckpointView], at: int) -> list[Checkpoint
     if at < len(views):
         gap = attrs.evolve(gap, step=views[at].step)
     return [*views[:at], gap, *views[at:]]
+
+
+def check_nan_report_changes_nothing(
+    detector: Detector[Any], views: Sequence[CheckpointView], at: int
+) -> None:
+    """Assert that :func:`with_nan_report` at ``at`` leaves every decision before it and after
+    it as on ``views`` (the inserted report's own decision repeats the one before it)."""
+    plain = detector_alarms(detector, views)
+    with_gap = detector_alarms(detector, with_nan_report(views, at))
+    assert with_gap[:at] == plain[:at]
+    assert with_gap[at + 1 :] == plain[at:]

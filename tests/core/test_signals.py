@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from builders import check_nan_report_changes_nothing, make_job
 from builders import detector_alarms as alarms
 from builders import detector_states as fold
-from builders import make_job, with_nan_report
 from evalstop.core.bocpd import BocpdDetector, BocpdState, decline_probability
 from evalstop.core.boundary import CheckpointView, checkpoint_report
 from evalstop.core.detectors import Detector, observe, start_watch
@@ -124,10 +124,7 @@ def test_sig2_nan_scores_change_no_decision(rows: list[Any], detector: Any, data
     changes no later decision."""
     views = reports(rows)
     at = data.draw(st.integers(0, len(views)))
-    inserted = with_nan_report(views, at)
-    plain, with_gap = alarms(detector, views), alarms(detector, inserted)
-    assert with_gap[:at] == plain[:at]
-    assert with_gap[at + 1 :] == plain[at:]
+    check_nan_report_changes_nothing(detector, views, at)
 
 
 dyadic = st.integers(-64, 64).map(lambda n: n / 8)
