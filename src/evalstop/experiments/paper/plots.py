@@ -24,7 +24,7 @@ from evalstop.experiments.paper.figures import PaperFigures
 from evalstop.experiments.paper.plan import Settings, Sim
 from evalstop.experiments.paper.results import ResultRow, Results, WorldResults
 from evalstop.experiments.plotting import pyplot
-from evalstop.sim.workload import generate
+from evalstop.sim.workload import sweep_jobs
 
 __all__ = ["plot_names", "write_plots"]
 
@@ -155,10 +155,10 @@ def _example(jobs: tuple[Job, ...], hacking: bool) -> Job | None:
 
 def _curves_plot(plt: Any, settings: Settings, world: str, path: Path) -> None:
     sim = Sim.at(settings, world, 0, "srtf-est")
-    workload = generate(settings.config(sim), 0)
+    (jobs,) = sweep_jobs((settings.config(sim),), 0, JobKind.RLHF)  # WRK-9: RLHF jobs alone
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for hacking, style in ((True, "tab:red"), (False, "tab:green")):
-        job = _example(workload.jobs, hacking)
+        job = _example(jobs, hacking)
         if job is None:
             continue
         label = "hacking" if hacking else "healthy"
