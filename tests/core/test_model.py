@@ -13,7 +13,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import make_job, simulate
-from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation, frozen_array
+from evalstop.core.model import (
+    Job,
+    JobKind,
+    JobSpec,
+    JobTruth,
+    Observation,
+    frozen_array,
+    trusted_observations,
+)
 from evalstop.core.policies import fifo
 from evalstop.engine.log import LogKind
 
@@ -303,3 +311,55 @@ def test_mod4_array_equality_compares_contents() -> None:
     """MOD-4: values holding arrays compare by contents (attrs cmp_using np.array_equal)."""
     assert truth(quality=[0.1, 0.2]) == truth(quality=np.array([0.1, 0.2]))
     assert truth(quality=[0.1, 0.2]) != truth(quality=[0.1, 0.3])
+
+
+_floats = st.floats(allow_nan=True, allow_infinity=True)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10**12), _floats, _floats, _floats, _floats),
+        min_size=1,
+        max_size=30,
+    ),
+    st.booleans(),
+)
+def test_mod5_trusted_observations_equal_validated_ones(
+    rows: list[tuple[int, float, float, float, float]], rlhf: bool
+) -> None:
+    """MOD-5: the trusted path gives the observations the validated constructor gives, field
+    for field (compared by repr, so NaN and the sign of zero count), with None columns as
+    None fields; still frozen."""
+    steps = [row[0] for row in rows]
+    scores, losses, proxies, kls = ([row[i] for row in rows] for i in range(1, 5))
+    made = trusted_observations(
+        steps, scores, losses, proxies if rlhf else None, kls if rlhf else None
+    )
+    expected = [
+        Observation(s, e, loss, p if rlhf else None, k if rlhf else None)
+        for s, e, loss, p, k in rows
+    ]
+    assert type(made) is tuple and all(type(obs) is Observation for obs in made)
+    assert [repr(attrs.astuple(obs)) for obs in made] == [
+        repr(attrs.astuple(obs)) for obs in expected
+    ]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made[0].step = 1  # type: ignore[misc]
+
+
+def test_mod5_validated_fields_are_those_the_trusted_path_trusts() -> None:
+    """MOD-5: the step is the one observation field with a validator (what the trusted path's
+    callers guarantee); the public constructor still rejects a bad step."""
+    validated = [field.name for field in attrs.fields(Observation) if field.validator]
+    assert validated == ["step"]
+    for bad in (-1, 1.0, True):
+        with pytest.raises(ValueError, match="step"):
+            Observation(bad, 0.5, 1.0)  # type: ignore[arg-type]
+
+
+def test_mod5_trusted_columns_of_different_lengths_are_refused() -> None:
+    """MOD-5: columns of different lengths are a ValueError, not a silently shorter run."""
+    with pytest.raises(ValueError, match="one entry per step"):
+        trusted_observations([0, 1], [0.5], [1.0, 1.0])
+    with pytest.raises(ValueError, match="one entry per step"):
+        trusted_observations([0, 1], [0.5, 0.5], [1.0, 1.0], [0.1], None)

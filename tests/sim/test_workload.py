@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalstop.core.errors import UnknownNameError
-from evalstop.core.model import JobKind
-from evalstop.sim.curves import RunPlan, rlhf_curves
-from evalstop.sim.runs import world_stretch
+from evalstop.core.model import JobKind, Observation
+from evalstop.sim.curves import RunPlan, rlhf_curves, rlhf_draw, saturating_draw
+from evalstop.sim.runs import reports_at, run_reports, world_stretch
 from evalstop.sim.workload import (
     GPU_CHOICES,
     MAX_HORIZON,
@@ -453,3 +453,42 @@ def test_crv13_rlhf_reports_carry_the_kl_others_none() -> None:
             assert all(b > a for a, b in itertools.pairwise(finite))
         else:
             assert kls == [None] * len(kls)
+
+
+@given(
+    seed=st.integers(0, 2**32),
+    world=st.sampled_from([PAPER, CALIBRATED]),
+    rlhf=st.booleans(),
+    turn=st.floats(50.0, 5_000.0),
+    sigmas=st.lists(st.floats(0.0, 2.0), min_size=1, max_size=5),
+)
+def test_wrk8_a_runs_noise_levels_scored_at_once_are_each_alone(
+    seed: int, world: World, rlhf: bool, turn: float, sigmas: list[float]
+) -> None:
+    """WRK-8, MOD-5: scoring a run's noise levels at once gives, at each, the eval scores and
+    proxy rewards of ``quality + (sigma m G) eps`` elementwise, bit for bit (what one noise
+    level's sample gives), and reports equal to those built by the validated constructor."""
+    steps = [0, *range(40, 1_000, 40), 1_017]
+    plan, rng = RunPlan(turn, 900.0, world_stretch(world)), np.random.default_rng(seed)
+    s = np.array(steps, dtype=np.float64)
+    if rlhf:
+        draw = rlhf_draw(s, plan=plan, world=world, rng=rng, loss_noise=0.01)
+    else:
+        draw = saturating_draw(s, kind=JobKind.DPO, plan=plan, world=world, rng=rng, loss_noise=0)
+    scores, proxies = draw.scored(sigmas)
+    assert (proxies is None) is (not rlhf)
+    for row, sigma in enumerate(sigmas):
+        scale = sigma * draw.noise_multiplier * draw.gain
+        assert scores[row].tobytes() == (draw.quality + scale * draw.eval_eps).tobytes()
+        if draw.proxy is not None and draw.proxy_eps is not None and proxies is not None:
+            assert proxies[row].tobytes() == (draw.proxy + scale * draw.proxy_eps).tobytes()
+        assert draw.sample(sigma).eval_score.tobytes() == scores[row].tobytes()
+    none = [None] * len(steps)
+    kls = none if draw.kl is None else draw.kl.tolist()
+    for sigma, reports in zip(sigmas, reports_at(draw, steps, sigmas), strict=True):
+        alone = draw.sample(sigma)
+        proxy = none if alone.proxy_reward is None else alone.proxy_reward.tolist()
+        scores, losses = alone.eval_score.tolist(), alone.loss.tolist()
+        columns = zip(steps, scores, losses, proxy, kls, strict=True)
+        validated = tuple(Observation(*row) for row in columns)
+        assert repr(reports) == repr(validated) == repr(run_reports(draw, steps, sigma))

@@ -14,7 +14,9 @@ from __future__ import annotations
 import enum
 import math
 import numbers
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Sequence
+from itertools import repeat
 
 import attrs
 import numpy as np
@@ -29,6 +31,7 @@ __all__ = [
     "JobTruth",
     "Observation",
     "frozen_array",
+    "trusted_observations",
 ]
 
 DEFAULT_TENANT = "default"
@@ -153,6 +156,48 @@ class Observation:
     loss: float
     proxy_reward: float | None = None
     kl: float | None = None
+
+
+_OBSERVATION_SLOTS = tuple(getattr(Observation, field.name) for field in attrs.fields(Observation))
+"""Observation's slot descriptors in field order: their ``__set__`` fills a new object's slots
+(what attrs' ``__init__`` does, through ``object.__setattr__``), bypassing the frozen guard."""
+
+
+def trusted_observations(
+    steps: Sequence[int],
+    eval_scores: Sequence[float],
+    losses: Sequence[float],
+    proxy_rewards: Sequence[float] | None = None,
+    kls: Sequence[float] | None = None,
+) -> tuple[Observation, ...]:
+    """One run's observations from its columns, without running :class:`Observation`'s field
+    validator (spec ``MOD-5``): ``Observation(steps[i], eval_scores[i], losses[i],
+    proxy_rewards[i], kls[i])`` for each ``i`` (a None column gives None fields), equal to
+    validated construction, in about two thirds of the time.
+
+    For a caller that guarantees what the validator checks, each step an ``int`` >= 0 (the
+    generator's checkpoint steps, ``WRK-7``); a ``Job`` built from them still validates the
+    run's steps as a whole (``MOD-2``). The other fields have no validator.
+
+    Raises:
+        ValueError: columns of different lengths.
+    """
+    n = len(steps)
+    if not len(eval_scores) == len(losses) == n or any(
+        column is not None and len(column) != n for column in (proxy_rewards, kls)
+    ):
+        raise ValueError(f"observation columns must have one entry per step ({n})")
+    columns: tuple[Iterable[object], ...] = (
+        steps,
+        eval_scores,
+        losses,
+        repeat(None, n) if proxy_rewards is None else proxy_rewards,
+        repeat(None, n) if kls is None else kls,
+    )
+    out = tuple(map(Observation.__new__, repeat(Observation, n)))
+    for slot, column in zip(_OBSERVATION_SLOTS, columns, strict=True):
+        deque(map(slot.__set__, out, column), maxlen=0)
+    return out
 
 
 @attrs.frozen(slots=True)

@@ -33,6 +33,7 @@ order whatever the turn: nothing before the turn depends on the label (``CRV-6``
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import attrs
 import numpy as np
@@ -221,21 +222,29 @@ class CurveDraw:
     def sample(self, eval_noise: float) -> CurveSample:
         """The run's curves at eval noise ``eval_noise`` (a fraction of the run's gain): the
         same values, bit for bit, as the curve function drawing them with that noise."""
-        scale = eval_noise * self.noise_multiplier * self.gain
-        eval_score = self.quality + scale * self.eval_eps
-        proxy = None
-        if self.proxy is not None and self.proxy_eps is not None:
-            proxy = self.proxy + scale * self.proxy_eps
+        scores, proxies = self.scored((eval_noise,))
         return CurveSample(
             self.quality,
-            eval_score,
+            scores[0],
             self.loss,
-            proxy,
+            None if proxies is None else proxies[0],
             self.peak_fraction,
             self.gain,
             self.noise_multiplier,
             self.kl,
         )
+
+    def scored(self, eval_noises: Sequence[float]) -> tuple[FloatArray, FloatArray | None]:
+        """The run's eval scores and proxy rewards (None for a run without one) at each eval
+        noise of ``eval_noises``, a row each: quality (or proxy) plus ``sigma m G`` times the
+        run's standard normal draws, elementwise, so row ``i`` is :meth:`sample`'s at
+        ``eval_noises[i]`` bit for bit (a sweep scores a run's noise levels at once, WRK-8)."""
+        scales = np.array([[noise * self.noise_multiplier * self.gain] for noise in eval_noises])
+        eval_score: FloatArray = self.quality + scales * self.eval_eps
+        proxy = None
+        if self.proxy is not None and self.proxy_eps is not None:
+            proxy = self.proxy + scales * self.proxy_eps
+        return eval_score, proxy
 
 
 def _schedule_draws(world: World, plan: RunPlan, u: list[float]) -> tuple[float, float, float]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
-import attrs
 import numpy as np
 
-from evalstop.core.model import JobKind, JobTruth, Observation
+from evalstop.core.model import JobKind, JobTruth, Observation, trusted_observations
 from evalstop.sim.clock import conditional_turn_draw, plateau_stretch, turn_step
 from evalstop.sim.curves import (
     RISE_PEAK_RANGE,
@@ -55,12 +55,16 @@ class RunConfig(Protocol):
 __all__ = [
     "STRETCH_HACKING_SHARE",
     "RunConfig",
+    "SweepSettings",
     "draw_curves",
     "draw_key",
     "draw_run",
+    "noise_levels",
+    "reports_at",
     "run_plan",
     "run_reports",
     "run_truth",
+    "sweep_settings",
     "world_stretch",
 ]
 
@@ -183,13 +187,25 @@ def run_truth(
 
 def run_reports(draw: CurveDraw, steps: list[int], sigma: float) -> tuple[Observation, ...]:
     """The reports at ``steps`` of a run drawn as ``draw``, at eval noise ``sigma``."""
-    sample = draw.sample(sigma)
-    proxy = sample.proxy_reward
+    return reports_at(draw, steps, (sigma,))[0]
+
+
+def reports_at(
+    draw: CurveDraw, steps: list[int], sigmas: Sequence[float]
+) -> list[tuple[Observation, ...]]:
+    """:func:`run_reports` at each eval noise of ``sigmas``, the run's noise levels scored at
+    once (:meth:`~evalstop.sim.curves.CurveDraw.scored`, ``WRK-8``). The steps are a
+    generated run's checkpoint steps, ints >= 0 (``WRK-7``), so the observations are built
+    without their validator (``MOD-5``)."""
+    scores, proxy = draw.scored(sigmas)
     # tolist() gives the same Python floats as float() of each element, in one call.
-    proxies = [None] * len(steps) if proxy is None else proxy.tolist()
-    kls = [None] * len(steps) if sample.kl is None else sample.kl.tolist()
-    scores, losses = sample.eval_score.tolist(), sample.loss.tolist()
-    return tuple(map(Observation, steps, scores, losses, proxies, kls))
+    proxies = [None] * len(sigmas) if proxy is None else proxy.tolist()
+    kls = None if draw.kl is None else draw.kl.tolist()
+    losses = draw.loss.tolist()
+    return [
+        trusted_observations(steps, row, losses, proxy_row, kls)
+        for row, proxy_row in zip(scores.tolist(), proxies, strict=True)
+    ]
 
 
 def draw_key(plan: RunPlan, total_steps: int) -> RunPlan:
@@ -197,4 +213,35 @@ def draw_key(plan: RunPlan, total_steps: int) -> RunPlan:
     steps: ``plan`` itself when the run turns before its end, else the plan that never turns,
     as a run's curves and truth read its turn step only when it falls before the end
     (``CRV-9``): a sweep draws a job that is healthy at two hacking shares once (``WRK-8``)."""
-    return plan if plan.turn < total_steps else attrs.evolve(plan, turn=math.inf)
+    return plan if plan.turn < total_steps else RunPlan(math.inf, plan.planned_steps, plan.stretch)
+
+
+_Config = TypeVar("_Config", bound=RunConfig)
+
+SweepSettings = tuple[list[_Config], list[tuple[int, float]]]
+"""What drawing a job reads of a sweep's configs (:func:`sweep_settings`)."""
+
+
+def sweep_settings(configs: Sequence[_Config]) -> SweepSettings[_Config]:
+    """One config per distinct hacking share of ``configs`` (in order of first appearance)
+    and each config's ``(index among them, sigma)``: the settings of a sweep (``WRK-8``),
+    worked out once for all its jobs."""
+    firsts: dict[float, _Config] = {}
+    for config in configs:
+        firsts.setdefault(config.hacking_share, config)
+    index = {share: i for i, share in enumerate(firsts)}
+    return list(firsts.values()), [(index[c.hacking_share], c.sigma) for c in configs]
+
+
+def noise_levels(turns: list[float], settings: list[tuple[int, float]]) -> dict[float, list[float]]:
+    """A job's draws in a sweep, keyed by their turn step, and each one's noise levels in
+    config order: ``turns`` the turn steps of the job's draw keys (:func:`draw_key`) at each of
+    the sweep's shares, ``settings`` the sweep's (:func:`sweep_settings`). A job's draw keys
+    differ in their turn step alone (one world, one planned length), so a healthy job is
+    one draw at every share (``WRK-8``)."""
+    wanted: dict[float, list[float]] = {}
+    for share, sigma in settings:
+        sigmas = wanted.setdefault(turns[share], [])
+        if sigma not in sigmas:
+            sigmas.append(sigma)
+    return wanted

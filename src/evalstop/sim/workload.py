@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 import numpy as np
 
-from evalstop.core.model import Job, JobKind, JobSpec, JobTruth
+from evalstop.core.model import Job, JobKind, JobSpec
 from evalstop.sim.clock import (
     ESTIMATE_LOG_SD,
     ESTIMATE_MEDIAN,
@@ -46,8 +46,16 @@ from evalstop.sim.clock import (
     SHORT_EXPONENT,
     SHORT_PROBABILITY,
 )
-from evalstop.sim.curves import CurveDraw, RunPlan
-from evalstop.sim.runs import draw_key, draw_run, run_plan, run_reports, run_truth
+from evalstop.sim.runs import (
+    SweepSettings,
+    draw_key,
+    draw_run,
+    noise_levels,
+    reports_at,
+    run_plan,
+    run_truth,
+    sweep_settings,
+)
 from evalstop.sim.streams import CurveStreams, curve_seeds, curve_stream
 from evalstop.sim.validators import (
     check_fraction,
@@ -237,32 +245,28 @@ def _jobs(
     i: int,
     draws: tuple[JobKind, int, int, int, int, float],
     streams: CurveStreams,
-    configs: Sequence[WorkloadConfig],
+    sweep: SweepSettings[WorkloadConfig],
 ) -> list[Job]:
     """Job ``i`` of a generated workload from its draws ``(kind, gpus, submit time, estimate,
     drawn duration, turn draw)``: its schedule (WRK-7), turn step and label (CRV-9), spec and
-    curves (``curve_stream(curves_seq, i)``), once per config of ``configs`` (WRK-8: one
-    spec, one curve draw per run plan, one set of reports per plan and noise level)."""
+    curves (``curve_stream(curves_seq, i)``), once per config of the sweep (WRK-8: one spec,
+    one curve draw per run plan, one set of reports per plan and noise level, the plan's
+    noise levels scored at once)."""
     kind, gpus, submit, estimate, drawn_duration, turn_draw = draws
-    duration, interval, steps = schedule(kind, drawn_duration, estimate, configs[0])
+    share_configs, settings = sweep
+    config = share_configs[0]  # the sweep's first config
+    duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
-    planned = estimate / SECONDS_PER_STEP[kind]
-    share = {c.hacking_share: c for c in configs}  # a sweep's configs share the world
-    plans = {s: run_plan(kind, turn_draw, planned, steps[-1], c) for s, c in share.items()}
-    drawn: dict[RunPlan, tuple[JobTruth, CurveDraw]] = {}
-    jobs: dict[tuple[RunPlan, float], Job] = {}
-    out = []
-    for c in configs:
-        plan = plans[c.hacking_share]
-        key = draw_key(plan, steps[-1])
-        if key not in drawn:  # the stream restarts at each draw: the same curves
-            drawn[key] = run_truth(kind, plan, steps, duration, streams.stream(i), c)
-        job = jobs.get((key, c.sigma))
-        if job is None:
-            truth, draw = drawn[key]
-            job = jobs[key, c.sigma] = Job(spec, truth, run_reports(draw, steps, c.sigma))
-        out.append(job)
-    return out
+    planned, last = estimate / SECONDS_PER_STEP[kind], steps[-1]
+    keys = [draw_key(run_plan(kind, turn_draw, planned, last, c), last) for c in share_configs]
+    turns = [key.turn for key in keys]
+    jobs: dict[tuple[float, float], Job] = {}
+    for turn, sigmas in noise_levels(turns, settings).items():  # the stream restarts each time
+        key = keys[turns.index(turn)]
+        truth, draw = run_truth(kind, key, steps, duration, streams.stream(i), config)
+        for sigma, reports in zip(sigmas, reports_at(draw, steps, sigmas), strict=True):
+            jobs[turn, sigma] = Job(spec, truth, reports)
+    return [jobs[turns[share], sigma] for share, sigma in settings]
 
 
 def _gpus(kinds: list[JobKind], gpu_draw: np.ndarray, limit: int) -> list[int]:
@@ -387,9 +391,9 @@ def _generate(
         hacking_draw.tolist(),
         strict=True,
     )
-    streams = CurveStreams(curves_seq)
+    streams, sweep = CurveStreams(curves_seq), sweep_settings(configs)
     per_job = [
-        _jobs(i, draw, streams, configs)
+        _jobs(i, draw, streams, sweep)
         for i, draw in enumerate(draws)
         if kind is None or draw[0] is kind
     ]
