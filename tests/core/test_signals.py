@@ -7,6 +7,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
+from unittest import mock
 
 import attrs
 import numpy as np
@@ -736,6 +737,64 @@ def test_sig6_prunes_to_the_bound_and_fires_on_a_collapse() -> None:
     rise = fold(detector, [view(i, y) for i, y in enumerate(t + noise)])
     assert all(len(s.starts) <= 6 for s in collapse + rise)
     assert detector.fired(collapse[-1]) and not detector.fired(rise[-1])
+
+
+BOCPDS = (
+    BocpdDetector(),
+    BocpdDetector(hazard=0.3, threshold=0.6, max_hypotheses=3, warmup_evals=3),
+    BocpdDetector(threshold=0.8, level_scale=3.0, slope_scale=0.5, max_hypotheses=32),
+)
+
+
+def bocpd_columns(state: BocpdState) -> list[tuple[type, ...]]:
+    """The type of every value of every field of a bocpd state (columns element by element)."""
+    return [
+        tuple(map(type, value)) if isinstance(value, tuple) else (type(value),)
+        for value in attrs.astuple(state, recurse=False)
+    ]
+
+
+@given(st.lists(st.one_of(scores, st.just(NAN), st.integers(-5, 5)), min_size=1, max_size=40))
+def test_sig18_bocpd_states_equal_the_validated_ones(ys: list[float]) -> None:
+    """SIG-18: every state update builds equals, field by field and type by type, the one
+    BocpdState's converters and check build from the same values; update fires exactly when
+    decline_probability of the new state exceeds the threshold (after the warm-up, once)."""
+    for detector in BOCPDS:
+        before = detector.initial()
+        for state in fold(detector, [view(i, y) for i, y in enumerate(ys)]):
+            rebuilt = BocpdState(*attrs.astuple(state, recurse=False))
+            assert rebuilt == state and bocpd_columns(rebuilt) == bocpd_columns(state)
+            if state is not before and not before.alarm and state.evals >= detector.warmup_evals:
+                probability = decline_probability(state, detector.level_scale, detector.slope_scale)
+                assert state.alarm == (probability > detector.threshold)
+            before = state
+
+
+def untabled(detector: BocpdDetector, state: BocpdState, views: list[CheckpointView]) -> str:
+    """Every state of folding ``views`` from ``state`` with no table of lines (SIG-18)."""
+    from evalstop.core import bocpd
+
+    states = []
+    with mock.patch.object(bocpd, "_lines", lambda level, slope: ()):
+        for v in views:
+            state = detector.update(state, v)
+            states.append(attrs.astuple(state))
+    return repr(states)
+
+
+@given(st.lists(maybe, min_size=1, max_size=40), st.sampled_from(BOCPDS))
+def test_sig18_bocpd_tabled_lines_equal_their_own(ys: list[float], detector: Any) -> None:
+    """SIG-18: with no table (every hypothesis computing its own line) every state is the same
+    bit for bit; so is a hand-built state whose sums are no row's (its regime's tau from 1)."""
+    views = [view(i, y) for i, y in enumerate(ys)]
+    tabled = repr([attrs.astuple(s) for s in fold(detector, views)])
+    assert tabled == untabled(detector, detector.initial(), views)
+    off = BocpdState(2, 0.0, 0.5, 0.25, 0.1, 1, (0,), (0.0,), (1.0,), (2,), (3.0,), (5.0,))
+    state, states = off, []
+    for v in views:
+        state = detector.update(state, v)
+        states.append(attrs.astuple(state))
+    assert repr(states) == untabled(detector, off, views)
 
 
 @pytest.mark.parametrize(

@@ -22,12 +22,19 @@ predictive density and by ``1 - hazard``, and a fresh hypothesis takes the weigh
 Scores are kept relative to the first valid one, so a positive rescaling and any shift of the
 metric change no decision. A NaN or infinite score leaves the state unchanged; the alarm
 latches; the kept checkpoint is the best reported score (``DET-4``).
+
+**Speed** (``SIG-18``). ``update`` builds its state without the converters (its columns are
+already tuples of ints and floats), and a regime it started, of fewer than 511 scores, takes
+its line's covariance and predictive spread from a table per pair of scales (they depend on
+its count alone): the same operations on the same numbers, so the same bits.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -123,23 +130,80 @@ _Columns = tuple[
 ]
 """A state's hypothesis columns as lists, in :class:`BocpdState`'s order (starts to s_ty)."""
 
+_FIELDS: tuple[str, ...] = tuple(field.name for field in attrs.fields(BocpdState))
+_new = object.__new__
+_set = object.__setattr__
 
-def _line(
-    n: int, st: float, stt: float, sy: float, sty: float, level: float, slope: float
-) -> tuple[float, float, float, float, float]:
-    """A hypothesis's regime line posterior from its count and four running sums: the mean
-    intercept and slope, and the entries (00, 01, 11) of the covariance over ``sigma^2``,
-    ``(X'X + diag(level^-2, slope^-2))^-1`` (``level`` and ``slope`` are those precisions; the
-    scales are in noise units, so the means do not depend on ``sigma``)."""
-    p00, p11 = n + level, stt + slope
-    det = p00 * p11 - st * st
-    i00, i01, i11 = p11 / det, -st / det, p00 / det
-    return i00 * sy + i01 * sty, i01 * sy + i11 * sty, i00, i01, i11
+
+def _built(evals: int, origin: float, last: float, before: float, *rest: object) -> BocpdState:
+    """The state of these fields (:class:`BocpdState`'s order) without its converters and
+    check: ``update``'s trusted path (``SIG-6``), whose columns are already equal tuples of
+    ints and floats, so the state equals the one the validating constructor builds."""
+    state: BocpdState = _new(BocpdState)
+    for name, value in zip(_FIELDS, (evals, origin, last, before, *rest), strict=True):
+        _set(state, name, value)
+    return state
 
 
 def _precisions(level_scale: float, slope_scale: float) -> tuple[float, float]:
     """The prior precisions of a line's intercept and slope (noise units)."""
     return 1.0 / (level_scale * level_scale), 1.0 / (slope_scale * slope_scale)
+
+
+def _line(
+    n: int, st: float, stt: float, tau: float, level: float, slope: float
+) -> tuple[float, float, float, float]:
+    """A hypothesis's regime line from its count ``n`` and the sums ``st`` (of ``tau``) and
+    ``stt`` (of ``tau^2``): the entries (00, 01, 11) of the posterior covariance over
+    ``sigma^2``, ``(X'X + diag(level, slope))^-1`` (the prior precisions; the scales are in
+    noise units), and the predictive variance over ``sigma^2`` at ``tau``, ``spread``. The
+    posterior mean is ``(c00 s_y + c01 s_ty, c01 s_y + c11 s_ty)``: it does not depend on
+    ``sigma``."""
+    p00, p11 = n + level, stt + slope
+    det = p00 * p11 - st * st
+    c00, c01, c11 = p11 / det, -st / det, p00 / det
+    return c00, c01, c11, 1.0 + c00 + 2.0 * tau * c01 + tau * tau * c11
+
+
+_Row = tuple[float, float, float, float, float, float, float, float]
+"""``(s_t, s_tt, c00, c01, c11, spread, log(spread), sqrt(c11))``: a row of :func:`_lines`."""
+
+_ROWS = 512
+"""Regime lengths whose lines :func:`_lines` tabulates."""
+
+_NO_ROW = (math.nan, math.nan)
+"""No row: its sums equal no hypothesis's."""
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(level: float, slope: float) -> tuple[_Row, ...]:
+    """Row ``n``: the sums and :func:`_line` of a regime of ``n`` scores as ``update`` builds
+    it (``tau`` runs 0 to ``n - 1``, summed in that order), at ``tau = n``, its next score. A
+    hypothesis whose count and sums are a row's has that row's line bit for bit (the line
+    depends on the scores only through ``s_y`` and ``s_ty``)."""
+    rows: list[_Row] = []
+    st = stt = 0.0
+    for n in range(_ROWS):
+        tau = float(n)
+        c00, c01, c11, spread = _line(n, st, stt, tau, level, slope)
+        rows.append((st, stt, c00, c01, c11, spread, math.log(spread), math.sqrt(c11)))
+        st, stt = st + tau, stt + tau * tau
+    return tuple(rows)
+
+
+def _below(b: float, sd: float) -> float:
+    """``P(slope < 0)`` of a regime line whose slope has mean ``b`` and deviation ``sd``."""
+    return 0.5 * math.erfc(b / (sd * _SQRT2)) if sd > 0 else float(b < 0)
+
+
+def _declining(counts: Sequence[int], weights: Sequence[float], below: Sequence[float]) -> float:
+    """``sum_h w_h below_h / sum_h w_h`` over the hypotheses with at least two scores."""
+    total = mass = 0.0
+    for n, weight, p in zip(counts, weights, below, strict=True):
+        if n >= 2:
+            total += weight * p
+            mass += weight
+    return total / mass if mass > 0 else 0.0
 
 
 def decline_probability(state: BocpdState, level_scale: float, slope_scale: float) -> float:
@@ -150,17 +214,13 @@ def decline_probability(state: BocpdState, level_scale: float, slope_scale: floa
         return 0.0
     sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
     level, slope = _precisions(level_scale, slope_scale)
-    total = mass = 0.0
-    columns = (state.counts, state.weights, state.s_t, state.s_tt, state.s_y, state.s_ty)
-    for count, weight, st, stt, sy, sty in zip(*columns, strict=True):
-        if count < 2:
-            continue
-        _, b, _, _, i11 = _line(count, st, stt, sy, sty, level, slope)
-        sd = sigma * math.sqrt(i11) if sigma > 0 else 0.0
-        below = 0.5 * math.erfc(b / (sd * _SQRT2)) if sd > 0 else float(b < 0)
-        total += weight * below
-        mass += weight
-    return total / mass if mass > 0 else 0.0
+    columns = zip(state.counts, state.s_t, state.s_tt, state.s_y, state.s_ty, strict=True)
+    below = [0.0] * len(state.counts)
+    for h, (n, st, stt, sy, sty) in enumerate(columns):
+        if n >= 2:
+            _, c01, c11, _ = _line(n, st, stt, 0.0, level, slope)
+            below[h] = _below(c01 * sy + c11 * sty, sigma * math.sqrt(c11) if sigma > 0 else 0.0)
+    return _declining(state.counts, state.weights, below)
 
 
 @attrs.frozen(slots=True)
@@ -216,83 +276,111 @@ class BocpdDetector:
             differences += 1
         sigma = roughness / differences / ROUGHNESS_TO_SIGMA if differences else 0.0
         t = state.evals
-        starts, priors, weights, counts, s_t, s_tt, s_y, s_ty = self._grow(state, t, y, sigma)
-        keep = 1.0 - self.hazard
-        weights = [w * keep for w in weights]
+        # decline_probability of the new state (0 before the noise can be estimated) is
+        # needed once the warm-up is over, until the alarm latches
+        judge = not state.alarm and t + 1 >= self.warmup_evals and differences > 0
+        columns, below = self._grow(state, t, y, sigma, judge)
+        starts, priors, weights, counts, s_t, s_tt, s_y, s_ty = columns
         starts.append(t + 1)
-        priors.append(y)
+        priors.append(float(y))
         weights.append(self.hazard)
         counts.append(0)
-        for column in (s_t, s_tt, s_y, s_ty):
-            column.append(0.0)
+        for sums in (s_t, s_tt, s_y, s_ty, below):
+            sums.append(0.0)
         if len(starts) > self.max_hypotheses:
             old = weights[:-1]
             drop = old.index(min(old))  # the first least probable non-fresh hypothesis
-            for any_column in (starts, priors, weights, counts, s_t, s_tt, s_y, s_ty):
+            for any_column in (*columns, below):
                 del any_column[drop]
         total = math.fsum(weights)
         weights = [w / total for w in weights]
-        new = BocpdState(
+        alarm = state.alarm or (judge and _declining(counts, weights, below) > self.threshold)
+        return _built(
             t + 1,
             origin,
             y,
             state.last if state.evals else 0.0,
             roughness,
             differences,
-            starts,
-            priors,
-            weights,
-            counts,
-            s_t,
-            s_tt,
-            s_y,
-            s_ty,
-            state.alarm,
+            tuple(starts),
+            tuple(priors),
+            tuple(weights),
+            tuple(counts),
+            tuple(s_t),
+            tuple(s_tt),
+            tuple(s_y),
+            tuple(s_ty),
+            alarm,
         )
-        if state.alarm or new.evals < self.warmup_evals:
-            return new
-        if decline_probability(new, self.level_scale, self.slope_scale) > self.threshold:
-            return attrs.evolve(new, alarm=True)  # once a run: the alarm latches
-        return new
 
     def fired(self, state: BocpdState) -> bool:
         return state.alarm
 
-    def _grow(self, state: BocpdState, t: int, y: float, sigma: float) -> _Columns:
+    def _grow(
+        self, state: BocpdState, t: int, y: float, sigma: float, judge: bool
+    ) -> tuple[_Columns, list[float]]:
         """Every hypothesis's columns with ``y`` folded in, its weight multiplied by its
         predictive density of ``y`` (uniform while ``sigma`` is unknown or its square
-        underflows), the weights normalised."""
+        underflows), the weights normalised and multiplied by ``1 - hazard``; and, when
+        ``judge``, each new regime line's ``P(slope < 0)``. A hypothesis that ``update``
+        built, of fewer than :data:`_ROWS` scores, has its line from :func:`_lines`."""
         unit = sigma * sigma  # 0 also when sigma^2 underflows: no density then
         log = math.log
         level, slope = _precisions(self.level_scale, self.slope_scale)
+        rows = _lines(level, slope)
+        limit = len(rows) - 1  # row n + 1 is read too
         logs: list[float] = []
         counts: list[int] = []
         s_t: list[float] = []
         s_tt: list[float] = []
         s_y: list[float] = []
         s_ty: list[float] = []
+        below: list[float] = []
         columns = (state.starts, state.priors, state.weights, state.counts)
         sums = (state.s_t, state.s_tt, state.s_y, state.s_ty)
+        sqrt, inf = math.sqrt, math.inf
         for start, prior, w, n, st, stt, sy, sty in zip(*columns, *sums, strict=True):
             tau, rel = float(t - start), y - prior
-            logged = log(w) if w > 0 else -math.inf
+            row = rows[n] if 0 <= n < limit else _NO_ROW
+            tabled = tau == n and st == row[0] and stt == row[1]
+            logged = log(w) if w > 0 else -inf
             if unit > 0:
-                a, b, c00, c01, c11 = _line(n, st, stt, sy, sty, level, slope)
-                spread = 1.0 + c00 + 2.0 * tau * c01 + tau * tau * c11  # var / sigma^2
-                residual = rel - (a + b * tau)
+                if tabled:
+                    _, _, c00, c01, c11, spread, log_spread, _ = row
+                else:
+                    c00, c01, c11, spread = _line(n, st, stt, tau, level, slope)
+                    log_spread = log(spread)
+                residual = rel - (c00 * sy + c01 * sty + (c01 * sy + c11 * sty) * tau)
                 # log N(rel; a + b tau, sigma^2 spread) without -log(2 pi sigma^2) / 2, the
                 # same for every hypothesis: the weights are then exactly scale-free (SIG-2)
-                logged -= 0.5 * (log(spread) + residual * residual / (unit * spread))
+                logged -= 0.5 * (log_spread + residual * residual / (unit * spread))
             logs.append(logged)
+            st1, stt1, sy1, sty1 = st + tau, stt + tau * tau, sy + rel, sty + tau * rel
             counts.append(n + 1)
-            s_t.append(st + tau)
-            s_tt.append(stt + tau * tau)
-            s_y.append(sy + rel)
-            s_ty.append(sty + tau * rel)
+            s_t.append(st1)
+            s_tt.append(stt1)
+            s_y.append(sy1)
+            s_ty.append(sty1)
+            if judge and n >= 1:  # P(slope < 0) of the new line (row n + 1 when tabled)
+                if tabled:
+                    _, _, _, c01, c11, _, _, root = rows[n + 1]
+                else:
+                    _, c01, c11, _ = _line(n + 1, st1, stt1, 0.0, level, slope)
+                    root = sqrt(c11) if sigma > 0 else 0.0
+                below.append(_below(c01 * sy1 + c11 * sty1, sigma * root if sigma > 0 else 0.0))
+            else:
+                below.append(0.0)
+        return self._weighed(state, logs, counts, s_t, s_tt, s_y, s_ty), below
+
+    def _weighed(self, state: BocpdState, logs: list[float], *sums: Any) -> _Columns:
+        """The columns of ``state`` with the new weights (each hypothesis's log weight in
+        ``logs``, normalised, times ``1 - hazard``) and the new ``sums`` (counts to s_ty)."""
         top = max(logs)
         if not math.isfinite(top):  # every density underflowed (scores near SPAN): no update
-            logs, top = [log(w) if w > 0 else -math.inf for w in state.weights], 0.0
-        raw = [math.exp(v - top) for v in logs]
+            logs, top = [math.log(w) if w > 0 else -math.inf for w in state.weights], 0.0
+        exp, keep = math.exp, 1.0 - self.hazard
+        raw = [exp(v - top) for v in logs]
         total = math.fsum(raw)
-        weights = [w / total for w in raw]
+        weights = [w / total * keep for w in raw]
+        counts, s_t, s_tt, s_y, s_ty = sums
         return list(state.starts), list(state.priors), weights, counts, s_t, s_tt, s_y, s_ty
