@@ -146,6 +146,51 @@ def test_rgt4_fold_job_fast_paths_equal_the_generic_fold() -> None:
     assert stopped > 100  # the rules do stop jobs here, so the comparison means something
 
 
+def observed_fold(detector: Any, job: Job) -> tuple[int | None, int | None]:
+    """The fold of RGT-4 written with observe and a watch per report (fold_job's definition)."""
+    from evalstop.core.detectors import observe, start_watch
+    from evalstop.sim.detection import job_views
+
+    watch, views = start_watch(detector), job_views(job)
+    last = len(views) - 1
+    for index, view in enumerate(views):
+        watch = observe(detector, watch, view)
+        if watch.fired_step is not None and index < last:
+            steps = [obs.step for obs in job.observations]
+            return index, None if watch.best_step is None else steps.index(watch.best_step)
+    return None, last
+
+
+def test_rgt4_fold_job_equals_the_observed_fold() -> None:
+    """RGT-4: fold_job's generic path (its watch in local variables) stops and keeps what a
+    fold by observe does, for every registered detector (the kept hook of divergence and
+    learned included) on jobs of both worlds, with NaN reports among them."""
+    from evalstop.core.registry import DETECTOR_NAMES, make_detector
+    from evalstop.sim.detection import fold_job
+
+    jobs = [
+        job
+        for world, noise in (("paper", 0.12), ("calibrated", None))
+        for job in generate(WorkloadConfig(n_jobs=150, world=world, eval_noise=noise), 8).jobs
+        if job.spec.kind is JobKind.RLHF
+    ]
+    gappy = [
+        attrs.evolve(job, observations=tuple(
+            attrs.evolve(obs, eval_score=math.nan) if i % 4 == 1 else obs
+            for i, obs in enumerate(job.observations)
+        ))
+        for job in jobs[:60]
+    ]  # fmt: skip
+    stopped = 0
+    for name in DETECTOR_NAMES:
+        detector = make_detector(name)
+        for job in [*jobs, *gappy]:
+            answer = fold_job(detector, job)
+            assert answer == observed_fold(detector, job), (name, job.job_id)
+            stopped += answer[0] is not None
+    assert stopped > 300
+
+
 @settings(max_examples=20, deadline=None)
 @given(
     detector=st.sampled_from(["evalstop", "noise-aware", "stopat", "lossplateau", "ewma"]),

@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 
 from evalstop.core.boundary import CheckpointView, checkpoint_report
-from evalstop.core.detectors import Detector, observe, start_watch
+from evalstop.core.detectors import Detector, start_watch
 from evalstop.core.model import Job, JobId, JobKind
 from evalstop.core.registry import InPlace, in_place, never_fires
 from evalstop.core.regret import (
@@ -164,14 +164,32 @@ def fold_job(
     fold = in_place(detector)
     if fold is not None:  # a built-in rule (DET-12)
         return _fold_fast(fold, detector, job, last)
-    watch = start_watch(detector)
+    return _fold_generic(detector, job, last, views)
+
+
+def _fold_generic(
+    detector: Detector[Any], job: Job, last: int, views: Sequence[CheckpointView] | None
+) -> tuple[int | None, int | None]:
+    """:func:`fold_job` by the detector's ``update``: :func:`observe`'s watch (its best
+    checkpoint, ``DET-4``, or the rule's own, ``DET-12``, and its first fire) kept in local
+    variables instead of a new watch per report, equal to folding with ``observe``."""
+    update, fired = detector.update, detector.fired
+    kept = getattr(detector, "kept", None)  # the optional hook (NAD-10, DET-12)
+    rule = detector.initial()
+    best: int | None = None
+    best_score: float | None = None
     for index in range(last + 1):
         view = _report(job, index + 1) if views is None else views[index]
-        watch = observe(detector, watch, view)
-        if watch.fired_step is not None and index < last:
-            best = watch.best_step
-            kept = None if best is None else _index_of_step(job, best)
-            return index, kept
+        rule = update(rule, view)
+        score = view.eval_score
+        if math.isfinite(score) and (best_score is None or score > best_score):
+            best, best_score = view.step, score  # improves (DET-4)
+        if kept is not None and (checkpoint := kept(rule)) is not None:
+            best, best_score = checkpoint
+        if fired(rule):
+            if index == last:  # a fire at the last checkpoint is no stop
+                break
+            return index, None if best is None else _index_of_step(job, best)
     return None, last
 
 
