@@ -156,12 +156,14 @@ class KlBudgetDetector:
             state.s_dy + d * y,
             state.s_uy + u * y,
             state.s_yy + y * y,
+            state.alarm,
         )
         sums = (new.s_dd, new.s_du, new.s_uu, new.s_yy, new.s_dy, new.s_uy, new.s_d, new.s_u)
         if not all(map(math.isfinite, (*sums, new.s_y))):  # its arithmetic would overflow
             return state
-        alarm = state.alarm or (new.n >= self.warmup_evals and self._past_peak(new))
-        return attrs.evolve(new, alarm=alarm)
+        if not state.alarm and new.n >= self.warmup_evals and self._past_peak(new):
+            return attrs.evolve(new, alarm=True)  # once a run: the alarm latches
+        return new
 
     def fired(self, state: KlBudgetState) -> bool:
         return state.alarm
