@@ -188,11 +188,13 @@ class KlBudgetDetector:
         inverse = solve3(((s.n, s.s_d, s.s_u), (s.s_d, s.s_dd, s.s_du), (s.s_u, s.s_du, s.s_uu)))
         if inverse is None:
             return None
-        rhs = (s.s_y, s.s_dy, s.s_uy)
+        y, dy, uy = s.s_y, s.s_dy, s.s_uy
+        (a0, b0, c0), (a1, b1, c1), (a2, b2, c2) = inverse
+        # sum() of each row's three products, in order (it summed a generator of them)
         theta = (
-            sum(inverse[0][j] * rhs[j] for j in range(3)),
-            sum(inverse[1][j] * rhs[j] for j in range(3)),
-            sum(inverse[2][j] * rhs[j] for j in range(3)),
+            sum((a0 * y, b0 * dy, c0 * uy)),
+            sum((a1 * y, b1 * dy, c1 * uy)),
+            sum((a2 * y, b2 * dy, c2 * uy)),
         )
         return theta, inverse
 
