@@ -45,6 +45,33 @@ def test_scb1_every_detector_world_noise_and_density(board: scoreboard.Scoreboar
     assert len(board.tradeoff) == 2 * len(DENSITIES) * len(TRADEOFF_Z)
 
 
+def test_scb1_equal_detectors_are_folded_once_and_scored_alike() -> None:
+    """SCB-1: equal detectors among a workload's (the trade-off's z = 2 is the default
+    noise-aware) are folded once; each gets its own list of the same scores as a fold alone."""
+    from evalstop.core.model import JobKind
+    from evalstop.core.noise_aware import NoiseAwareDetector
+    from evalstop.sim.workload import generate
+
+    folds: list[str] = []
+
+    @attrs.frozen
+    class Counted(NoiseAwareDetector):
+        """The noise-aware rule (generic path) that counts its folds' first reports."""
+
+        def initial(self) -> Any:
+            folds.append(self.name)
+            return super().initial()
+
+    jobs = generate(WorkloadConfig(n_jobs=60, eval_noise=0.12), 2).jobs
+    rlhf = sum(job.spec.kind is JobKind.RLHF for job in jobs)
+    detectors = [Counted(), make_detector("bocpd"), Counted(z=2.0), Counted(z=1.0)]
+    rows = scoreboard._scores(detectors, jobs)
+    assert len(folds) == 2 * rlhf  # Counted() and Counted(z=2.0) are one detector
+    assert rows[0] == rows[2] and rows[0] is not rows[2]
+    for detector, row in zip(detectors, rows, strict=True):
+        assert row == scoreboard._scores([detector], jobs)[0]
+
+
 def test_scb2_json_and_table_are_deterministic(board: scoreboard.Scoreboard) -> None:
     """SCB-2: the JSON has every cell with its place, NaN as null; same seed, same numbers."""
     payload = to_json(board)

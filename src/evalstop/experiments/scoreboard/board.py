@@ -104,16 +104,19 @@ def sim_scores(
 
 def _scores(detectors: Sequence[Detector[Any]], jobs: Iterable[Job]) -> list[list[RunScore]]:
     """:func:`sim_scores` on the RLHF jobs of ``jobs``; each job's reports and the facts of its
-    score that no stop changes are found once for all detectors."""
-    scores: list[list[RunScore]] = [[] for _ in detectors]
+    score that no stop changes are found once for all detectors, and equal detectors (the
+    trade-off's ``z=2`` is the default ``noise-aware``) are folded once (``SCB-1``): a
+    detector is a frozen value, its fold a function of that value and the job."""
+    distinct = list(dict.fromkeys(detectors))
+    scores: list[list[RunScore]] = [[] for _ in distinct]
     for job in jobs:
         if job.spec.kind is not JobKind.RLHF:
             continue
         views = job_views(job)
         score = run_scorer(job)
-        for row, detector in zip(scores, detectors, strict=True):
+        for row, detector in zip(scores, distinct, strict=True):
             row.append(score(*fold_job(detector, job, views)))
-    return scores
+    return [list(scores[distinct.index(detector)]) for detector in detectors]
 
 
 def _sim_cells(
