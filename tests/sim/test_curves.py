@@ -7,7 +7,7 @@ import math
 import attrs
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalstop.core.model import JobKind
@@ -22,10 +22,14 @@ from evalstop.sim.curves import (
     METRIC_RANGE,
     PLATEAU_SLOPE,
     RISE_PEAK_RANGE,
+    CurveDraw,
     CurveSample,
     RunPlan,
     gold_shape,
     rlhf_curves,
+    rlhf_draw,
+    rlhf_finish,
+    rlhf_start,
     saturating_curves,
 )
 from evalstop.sim.runs import world_stretch
@@ -401,3 +405,39 @@ def test_crv14_the_step_0_report_is_the_initial_policy(
         assert (other.loss[0], other.kl[0]) == (first.loss[0], first.kl[0])
     stepped = _sample(ALL_STEPS, seed, steps, turn)
     assert stepped.quality[0] == _sample(NO_STEPS, seed, steps, turn).quality[0]
+
+
+def _bits(draw: CurveDraw) -> list[bytes | float | None]:
+    arrays = (draw.quality, draw.eval_eps, draw.proxy, draw.proxy_eps, draw.loss, draw.kl)
+    scalars = [draw.peak_fraction, draw.gain, draw.noise_multiplier]
+    return [None if a is None else np.asarray(a).tobytes() for a in arrays] + scalars
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(seeds, st.floats(20.0, 3_000.0), st.floats(50.0, 5_000.0), st.integers(1, 60)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([PAPER, CALIBRATED, ALL_STEPS]),
+)
+def test_wrk8_rlhf_runs_evaluated_together_are_each_alone(
+    runs: list[tuple[int, float, float, int]], world: World
+) -> None:
+    """WRK-8, CRV-6: RLHF runs whose curves are evaluated in one array of all their steps
+    (``rlhf_finish``) get, each, the draw ``rlhf_draw`` gives it alone, bit for bit: hacking,
+    healthy and step-schedule runs of any length, at any place in the batch; ``rlhf_start``
+    reads the stream as ``rlhf_draw`` does."""
+    started, alone = [], []
+    stretch = world_stretch(world)
+    for seed, turn, planned, n in runs:
+        steps = np.array([0.0, *np.arange(1, n + 1) * 37.0])
+        plan = RunPlan(turn, planned, stretch)
+        rng = np.random.default_rng(seed)
+        started.append(rlhf_start(steps, plan=plan, world=world, rng=rng))
+        ref = np.random.default_rng(seed)
+        alone.append(rlhf_draw(steps, plan=plan, world=world, rng=ref, loss_noise=0.01))
+        assert rng.bit_generator.state == ref.bit_generator.state
+    together = rlhf_finish(started, decline_rate=world.decline_rate, loss_noise=0.01)
+    assert [_bits(d) for d in together] == [_bits(d) for d in alone]

@@ -28,6 +28,15 @@ saturates (``CRV-4``). Eval noise is Gaussian with standard deviation ``sigma m 
 the run's own noise multiplier drawn from the world's spread (``CRV-5``, ``CRV-11``). All
 functions draw randomness only from the ``numpy.random.Generator`` they are given, in the same
 order whatever the turn: nothing before the turn depends on the label (``CRV-6``).
+
+An RLHF draw is two steps, :func:`rlhf_start` (every draw from the stream, and the run's
+scalars) and :func:`rlhf_finish` (the curves of many runs in one array, ``WRK-8``), so a
+workload reads each run's stream once and evaluates all its RLHF curves together.
+
+Longer than 400 lines: the draw order (``CRV-6``) runs from a run's scalars through its batch
+evaluation and the saturating draw shares its helpers (``_uniform``, the schedule's and the
+loss's draws); split, the order a test pins would be spread over modules that import each
+other's private helpers.
 """
 
 from __future__ import annotations
@@ -66,12 +75,15 @@ __all__ = [
     "RISE_PEAK_RANGE",
     "CurveDraw",
     "CurveSample",
+    "RlhfRun",
     "RunPlan",
     "gold_shape",
     "loss_curve",
     "loss_params",
     "rlhf_curves",
     "rlhf_draw",
+    "rlhf_finish",
+    "rlhf_start",
     "saturating_curves",
     "saturating_draw",
 ]
@@ -159,9 +171,25 @@ def loss_curve(
     ``params`` are the three draws of :func:`loss_params` when already drawn.
     """
     start, ratio, tau = loss_params(rng) if params is None else params
+    return _loss_shape(steps, scale, (start, ratio, tau), rng.standard_normal(len(steps)), noise)
+
+
+_Scalar = float | FloatArray
+
+
+def _loss_shape(
+    steps: FloatArray,
+    scale: _Scalar,
+    params: tuple[_Scalar, _Scalar, _Scalar],
+    eps: FloatArray,
+    noise: float,
+) -> FloatArray:
+    """:func:`loss_curve`'s values from its draws: one scale and ``(L0, L_inf / L0, tau)``
+    per run, or one per step (many runs' steps in one array)."""
+    start, ratio, tau = params
     floor = start * ratio
     clean = floor + (start - floor) * np.exp(-steps / (scale * tau))
-    result: FloatArray = clean * (1.0 + noise * rng.standard_normal(len(steps)))
+    result: FloatArray = clean * (1.0 + noise * eps)
     return result
 
 
@@ -300,7 +328,54 @@ def rlhf_draw(
     loss_noise: float,
 ) -> CurveDraw:
     """The draws of :func:`rlhf_curves` before the eval noise is scaled (``WRK-8``); the
-    arguments are its own but ``eval_noise``."""
+    arguments are its own but ``eval_noise``: :func:`rlhf_finish` of :func:`rlhf_start`."""
+    started = rlhf_start(steps, plan=plan, world=world, rng=rng)
+    return rlhf_finish([started], decline_rate=world.decline_rate, loss_noise=loss_noise)[0]
+
+
+@attrs.frozen(slots=True)
+class RlhfRun:
+    """One RLHF run's draws and scalars (:func:`rlhf_start`), its curves not yet evaluated:
+    :func:`rlhf_finish` evaluates many runs' at once (``WRK-8``).
+
+    Attributes:
+        steps: its checkpoint steps.
+        eps: its standard normal draws: eval noise, proxy noise and loss noise, one per
+            checkpoint each, in this order (one ``standard_normal`` call gives the values
+            three consecutive calls give).
+        q0, gain, top: its initial quality, gain and rise top ``S`` (steps).
+        drop, level: its step schedule (``inf`` drop: none).
+        turn, at_turn: its turn step and its rise there (``at_turn`` 0 for a run that does
+            not turn before its end).
+        slope, d_star: its proxy's gain per unit of ``s / S`` and Gao's ``d*`` (``CRV-13``).
+        proxy_start: its proxy's offset.
+        loss: its loss's scale (the rise length ``N'``) and three draws.
+        peak_fraction, multiplier: as :class:`CurveDraw`'s.
+    """
+
+    steps: FloatArray
+    eps: FloatArray
+    q0: float
+    gain: float
+    top: float
+    drop: float
+    level: float
+    turn: float
+    at_turn: float
+    slope: float
+    d_star: float
+    proxy_start: float
+    loss: tuple[float, float, float, float]
+    peak_fraction: float
+    multiplier: float
+
+
+def rlhf_start(
+    steps: FloatArray, *, plan: RunPlan, world: World, rng: np.random.Generator
+) -> RlhfRun:
+    """Every draw of one RLHF run from ``rng`` (``CRV-6``), and its scalars: in this order
+    and whatever the turn, 13 uniform scalars, then one standard normal per checkpoint for the
+    eval noise, the proxy's noise and the loss's noise (:func:`rlhf_curves`)."""
     s = np.asarray(steps, dtype=np.float64)
     u = rng.random(13).tolist()  # the 13 scalar draws, in order (CRV-6)
     q0 = _uniform(u[0], *INITIAL_RANGE)
@@ -310,33 +385,85 @@ def rlhf_draw(
     beta = _uniform(u[4], *BETA_RL_RANGE)
     drop, level, multiplier = _schedule_draws(world, plan, u[5:9])
     proxy_start = _uniform(u[9], -1.0, 0.0)
-    loss_draws = _loss_params(u[10:13])
-    eval_eps = rng.standard_normal(len(s))
-    proxy_eps = rng.standard_normal(len(s))
+    start, ratio, tau = _loss_params(u[10:13])
+    eps = rng.standard_normal(3 * len(s))
     top = rise_peak * length
-    normalised = rise(s, top)
-    if math.isfinite(drop):
-        normalised *= step_factor(s, drop, level)
-    turn = plan.turn
-    hacking = turn < s[-1]
-    if hacking:
-        at_turn = rise_at(turn, top, drop, level)
-        quality = collapse(s, normalised, turn, at_turn, world.decline_rate, q0, gain)
-    else:
-        quality = q0 + gain * normalised
-    # Proxy reward: linear in d (Gao et al.), d / d* = s / top on the rise's own clock;
-    # the KL is d^2, with Gao's d* = exp(alpha / beta - 1) (CRV-13): no draw of its own.
-    proxy = proxy_start + gain * (ALPHA_RL / beta) * s / top
-    kl = (math.exp(ALPHA_RL / beta - 1.0) * s / top) ** 2
-    loss = loss_curve(s, length, rng, loss_noise, loss_draws)
-    end = float(s[-1])
-    if hacking:
+    turn, end = plan.turn, float(s[-1])
+    at_turn = rise_at(turn, top, drop, level) if turn < end else 0.0
+    if turn < end:
         peak_fraction = turn / end
     elif top < end or drop < end:
         peak_fraction = 1.0
     else:
         peak_fraction = top / end
-    return CurveDraw(quality, eval_eps, proxy, proxy_eps, loss, peak_fraction, gain, multiplier, kl)
+    # Proxy reward: linear in d (Gao et al.), d / d* = s / top on the rise's own clock;
+    # the KL is d^2, with Gao's d* = exp(alpha / beta - 1) (CRV-13): no draw of its own.
+    slope, d_star = gain * (ALPHA_RL / beta), math.exp(ALPHA_RL / beta - 1.0)
+    loss = (length, start, ratio, tau)
+    return RlhfRun(
+        s,
+        eps,
+        q0,
+        gain,
+        top,
+        drop,
+        level,
+        turn,
+        at_turn,
+        slope,
+        d_star,
+        proxy_start,
+        loss,
+        peak_fraction,
+        multiplier,
+    )
+
+
+def rlhf_finish(
+    runs: Sequence[RlhfRun], *, decline_rate: float, loss_noise: float
+) -> list[CurveDraw]:
+    """The curve draws of ``runs`` (:func:`rlhf_start`'s), evaluated in one array of all
+    their steps: each step's value is the arithmetic :func:`rlhf_curves` describes on its
+    run's scalars, element for element, so a run's draw is the same bit for bit in any batch
+    (``WRK-8``)."""
+    sizes = [len(run.steps) for run in runs]
+    s = np.concatenate([run.steps for run in runs])
+
+    def each(values: list[float]) -> FloatArray:
+        return np.repeat(np.array(values, dtype=np.float64), sizes)
+
+    top, q0, gain = (each([getattr(r, name) for r in runs]) for name in ("top", "q0", "gain"))
+    normalised = rise(s, top)
+    stepped = np.repeat([math.isfinite(run.drop) for run in runs], sizes)
+    if stepped.any():
+        drop, level = each([r.drop for r in runs]), each([r.level for r in runs])
+        normalised[stepped] *= step_factor(s[stepped], drop[stepped], level[stepped])
+    turn, at_turn = each([r.turn for r in runs]), each([r.at_turn for r in runs])
+    quality = collapse(s, normalised, turn, at_turn, decline_rate, q0, gain)
+    proxy = each([r.proxy_start for r in runs]) + each([r.slope for r in runs]) * s / top
+    kl = (each([r.d_star for r in runs]) * s / top) ** 2
+    length, start, ratio, tau = (each([r.loss[i] for r in runs]) for i in range(4))
+    noise = np.concatenate([run.eps[2 * n :] for run, n in zip(runs, sizes, strict=True)])
+    loss = _loss_shape(s, length, (start, ratio, tau), noise, loss_noise)
+    out, at = [], 0
+    for run, n in zip(runs, sizes, strict=True):
+        cut = slice(at, at + n)
+        eval_eps, proxy_eps = run.eps[:n], run.eps[n : 2 * n]
+        out.append(
+            CurveDraw(
+                quality[cut],
+                eval_eps,
+                proxy[cut],
+                proxy_eps,
+                loss[cut],
+                run.peak_fraction,
+                run.gain,
+                run.multiplier,
+                kl[cut],
+            )
+        )
+        at += n
+    return out
 
 
 def saturating_curves(

@@ -13,18 +13,28 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
+import attrs
 import numpy as np
 
-from evalstop.core.model import JobKind, JobTruth, Observation, trusted_observations
+from evalstop.core.model import (
+    Job,
+    JobKind,
+    JobSpec,
+    JobTruth,
+    Observation,
+    trusted_observations,
+)
 from evalstop.sim.clock import conditional_turn_draw, plateau_stretch, turn_step
 from evalstop.sim.curves import (
     RISE_PEAK_RANGE,
     CurveDraw,
+    RlhfRun,
     RunPlan,
-    rlhf_draw,
+    rlhf_finish,
+    rlhf_start,
     saturating_draw,
 )
 from evalstop.sim.worlds import World
@@ -55,16 +65,23 @@ class RunConfig(Protocol):
 __all__ = [
     "STRETCH_HACKING_SHARE",
     "RunConfig",
+    "Started",
+    "StartedJob",
     "SweepSettings",
     "draw_curves",
     "draw_key",
     "draw_run",
+    "finish_curves",
+    "finish_jobs",
     "noise_levels",
     "reports_at",
     "run_plan",
     "run_reports",
     "run_truth",
+    "start_curves",
+    "start_job",
     "sweep_settings",
+    "truth_of",
     "world_stretch",
 ]
 
@@ -130,10 +147,36 @@ def draw_curves(
     config: RunConfig,
 ) -> CurveDraw:
     """A run's curve draw: the world's RLHF curves for RLHF, saturating ones otherwise."""
+    return finish_curves([start_curves(kind, plan, steps, rng, config)], config)[0]
+
+
+Started = CurveDraw | RlhfRun
+"""A run's curves once its stream is read (:func:`start_curves`): an RLHF run's draws and
+scalars, its curves evaluated with others' (:func:`finish_curves`), or another run's draw."""
+
+
+def start_curves(
+    kind: JobKind,
+    plan: RunPlan,
+    steps: np.ndarray,
+    rng: np.random.Generator,
+    config: RunConfig,
+) -> Started:
+    """Every draw of a run's curves from ``rng`` (``CRV-6``): an RLHF run's
+    (:func:`~evalstop.sim.curves.rlhf_start`), a DPO or LoRA run's whole draw."""
     world, noise = config.world, config.loss_noise
     if kind is JobKind.RLHF:
-        return rlhf_draw(steps, plan=plan, world=world, rng=rng, loss_noise=noise)
+        return rlhf_start(steps, plan=plan, world=world, rng=rng)
     return saturating_draw(steps, kind=kind, plan=plan, world=world, rng=rng, loss_noise=noise)
+
+
+def finish_curves(started: Sequence[Started], config: RunConfig) -> list[CurveDraw]:
+    """The curve draws of ``started`` runs, in order: their RLHF runs' evaluated together
+    (:func:`~evalstop.sim.curves.rlhf_finish`, each the same bit for bit as alone)."""
+    runs = [run for run in started if isinstance(run, RlhfRun)]
+    rate, noise = config.world.decline_rate, config.loss_noise
+    finished = iter(rlhf_finish(runs, decline_rate=rate, loss_noise=noise) if runs else ())
+    return [next(finished) if isinstance(run, RlhfRun) else run for run in started]
 
 
 def draw_run(
@@ -175,14 +218,20 @@ def run_truth(
     """:func:`draw_run`'s truth and the run's curve draw, whatever its eval noise (WRK-8:
     :func:`run_reports` gives its reports at any noise)."""
     draw = draw_curves(kind, plan, np.array(steps, dtype=np.float64), rng, config)
-    truth = JobTruth(
+    return truth_of(kind, plan, steps, duration, draw), draw
+
+
+def truth_of(
+    kind: JobKind, plan: RunPlan, steps: list[int], duration: int, draw: CurveDraw
+) -> JobTruth:
+    """The hidden truth of a run of ``plan`` at checkpoint ``steps`` drawn as ``draw``."""
+    return JobTruth(
         total_steps=steps[-1],
         duration=duration,
         hacking=kind is JobKind.RLHF and plan.turn < steps[-1],
         quality=draw.quality,
         peak_fraction=draw.peak_fraction,
     )
-    return truth, draw
 
 
 def run_reports(draw: CurveDraw, steps: list[int], sigma: float) -> tuple[Observation, ...]:
@@ -245,3 +294,66 @@ def noise_levels(turns: list[float], settings: list[tuple[int, float]]) -> dict[
         if sigma not in sigmas:
             sigmas.append(sigma)
     return wanted
+
+
+@attrs.frozen(slots=True)
+class StartedJob:
+    """A job of a sweep with its streams read, its curves not yet evaluated
+    (:func:`start_job`; :func:`finish_jobs` makes its jobs).
+
+    Attributes:
+        spec: its spec.
+        steps: its checkpoint steps.
+        duration: its true duration in seconds.
+        turns: the turn step of its draw key at each distinct share of the sweep.
+        draws: each of its draws: its key (:func:`draw_key`), its noise levels in config
+            order and its started curves.
+    """
+
+    spec: JobSpec
+    steps: list[int]
+    duration: int
+    turns: list[float]
+    draws: list[tuple[RunPlan, list[float], Started]]
+
+
+def start_job(
+    spec: JobSpec,
+    schedule: tuple[list[int], int, float],
+    turn_draw: float,
+    stream: Callable[[], np.random.Generator],
+    sweep: SweepSettings[_Config],
+) -> StartedJob:
+    """A job's draws in a sweep (``WRK-8``): its plan at each share (:func:`run_plan`), one
+    draw per distinct draw key, each read from a fresh ``stream()`` (its stream restarts at
+    each draw). ``schedule`` is its checkpoint steps, true duration and planned steps."""
+    steps, duration, planned = schedule
+    share_configs, settings = sweep
+    kind, last = spec.kind, steps[-1]
+    keys = [draw_key(run_plan(kind, turn_draw, planned, last, c), last) for c in share_configs]
+    turns = [key.turn for key in keys]
+    s = np.array(steps, dtype=np.float64)
+    draws: list[tuple[RunPlan, list[float], Started]] = []
+    for turn, sigmas in noise_levels(turns, settings).items():
+        key = keys[turns.index(turn)]
+        draws.append((key, sigmas, start_curves(kind, key, s, stream(), share_configs[0])))
+    return StartedJob(spec, steps, duration, turns, draws)
+
+
+def finish_jobs(started: Sequence[StartedJob], sweep: SweepSettings[_Config]) -> list[list[Job]]:
+    """Each started job once per config of the sweep, in config order (``WRK-8``): every
+    draw's curves evaluated at once (:func:`finish_curves`), a truth per draw and a job per
+    draw and noise level (its noise levels scored at once, :func:`reports_at`)."""
+    share_configs, settings = sweep
+    runs = [run for job in started for _, _, run in job.draws]
+    curves = iter(finish_curves(runs, share_configs[0]))
+    out = []
+    for job in started:
+        made: dict[tuple[float, float], Job] = {}
+        for key, sigmas, _ in job.draws:
+            draw = next(curves)
+            truth = truth_of(job.spec.kind, key, job.steps, job.duration, draw)
+            for sigma, reports in zip(sigmas, reports_at(draw, job.steps, sigmas), strict=True):
+                made[key.turn, sigma] = Job(job.spec, truth, reports)
+        out.append([made[job.turns[share], sigma] for share, sigma in settings])
+    return out

@@ -69,9 +69,10 @@ def rise_at(s: float, top: float, drop: float, level: float) -> float:
     return y * factor
 
 
-def step_factor(s: FloatArray, drop: float, level: float) -> FloatArray:
-    """A step schedule's share of the rise: ``level`` up to the drop, then a quick jump to 1."""
-    if not math.isfinite(drop):
+def step_factor(s: FloatArray, drop: float | FloatArray, level: float | FloatArray) -> FloatArray:
+    """A step schedule's share of the rise: ``level`` up to the drop, then a quick jump to 1
+    (one drop and level, or one of each per step, all finite)."""
+    if np.ndim(drop) == 0 and not math.isfinite(drop):
         return np.ones_like(s)
     after = np.maximum(s - drop, 0.0) / (JUMP_WIDTH * drop)
     out: FloatArray = level + (1.0 - level) * (1.0 - np.exp(-after))
@@ -81,23 +82,25 @@ def step_factor(s: FloatArray, drop: float, level: float) -> FloatArray:
 def collapse(
     s: FloatArray,
     normalised: FloatArray,
-    turn: float,
-    at_turn: float,
+    turn: float | FloatArray,
+    at_turn: float | FloatArray,
     kappa: float,
-    q0: float,
-    gain: float,
+    q0: float | FloatArray,
+    gain: float | FloatArray,
 ) -> FloatArray:
     """True quality: ``q0 + G normalised`` before the turn, Gao's bounded collapse after it
-    (``CRV-2``, ``CRV-10``)."""
+    (``CRV-2``, ``CRV-10``). The run's scalars are one per run or one per step (many runs'
+    steps in one array: each step's value is the same arithmetic)."""
     quality: FloatArray = q0 + gain * normalised
     after = s > turn
     if not after.any():
         return quality
-    x = 1.0 + kappa * (s[after] - turn) / turn
+    t, peak, start, g = (np.broadcast_to(v, s.shape)[after] for v in (turn, at_turn, q0, gain))
+    x = 1.0 + kappa * (s[after] - t) / t
     above = np.minimum(x, math.e)
-    gao = q0 + gain * at_turn * above * (1.0 - np.log(above))
+    gao = start + g * peak * above * (1.0 - np.log(above))
     floor = METRIC_RANGE[0]
-    rate = gain * at_turn / max(q0 - floor, 1e-12)
-    below = floor + (q0 - floor) * np.exp(-np.maximum(x - math.e, 0.0) * rate)
+    rate = g * peak / np.maximum(start - floor, 1e-12)
+    below = floor + (start - floor) * np.exp(-np.maximum(x - math.e, 0.0) * rate)
     quality[after] = np.where(x <= math.e, gao, below)
     return quality

@@ -31,6 +31,7 @@ Distributions and their sources (each is a field of :class:`WorkloadConfig`):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -47,13 +48,11 @@ from evalstop.sim.clock import (
     SHORT_PROBABILITY,
 )
 from evalstop.sim.runs import (
+    StartedJob,
     SweepSettings,
-    draw_key,
     draw_run,
-    noise_levels,
-    reports_at,
-    run_plan,
-    run_truth,
+    finish_jobs,
+    start_job,
     sweep_settings,
 )
 from evalstop.sim.streams import CurveStreams, curve_seeds, curve_stream
@@ -241,32 +240,22 @@ def checkpoint_steps(interval: int, total_steps: int) -> list[int]:
     return [0, *range(interval, total_steps, interval), total_steps]
 
 
-def _jobs(
+def _start(
     i: int,
     draws: tuple[JobKind, int, int, int, int, float],
     streams: CurveStreams,
     sweep: SweepSettings[WorkloadConfig],
-) -> list[Job]:
+) -> StartedJob:
     """Job ``i`` of a generated workload from its draws ``(kind, gpus, submit time, estimate,
-    drawn duration, turn draw)``: its schedule (WRK-7), turn step and label (CRV-9), spec and
-    curves (``curve_stream(curves_seq, i)``), once per config of the sweep (WRK-8: one spec,
-    one curve draw per run plan, one set of reports per plan and noise level, the plan's
-    noise levels scored at once)."""
+    drawn duration, turn draw)``: its schedule (WRK-7) and spec, and its curves' draws from
+    ``curve_stream(curves_seq, i)`` at each share of the sweep (CRV-9, WRK-8;
+    :func:`~evalstop.sim.runs.finish_jobs` makes its jobs)."""
     kind, gpus, submit, estimate, drawn_duration, turn_draw = draws
-    share_configs, settings = sweep
-    config = share_configs[0]  # the sweep's first config
-    duration, interval, steps = schedule(kind, drawn_duration, estimate, config)
+    duration, interval, steps = schedule(kind, drawn_duration, estimate, sweep[0][0])
     spec = JobSpec(i, kind, gpus, submit, estimate, interval)  # in field order
-    planned, last = estimate / SECONDS_PER_STEP[kind], steps[-1]
-    keys = [draw_key(run_plan(kind, turn_draw, planned, last, c), last) for c in share_configs]
-    turns = [key.turn for key in keys]
-    jobs: dict[tuple[float, float], Job] = {}
-    for turn, sigmas in noise_levels(turns, settings).items():  # the stream restarts each time
-        key = keys[turns.index(turn)]
-        truth, draw = run_truth(kind, key, steps, duration, streams.stream(i), config)
-        for sigma, reports in zip(sigmas, reports_at(draw, steps, sigmas), strict=True):
-            jobs[turn, sigma] = Job(spec, truth, reports)
-    return [jobs[turns[share], sigma] for share, sigma in settings]
+    planned = estimate / SECONDS_PER_STEP[kind]
+    stream = functools.partial(streams.stream, i)
+    return start_job(spec, (steps, duration, planned), turn_draw, stream, sweep)
 
 
 def _gpus(kinds: list[JobKind], gpu_draw: np.ndarray, limit: int) -> list[int]:
@@ -392,9 +381,10 @@ def _generate(
         strict=True,
     )
     streams, sweep = CurveStreams(curves_seq), sweep_settings(configs)
-    per_job = [
-        _jobs(i, draw, streams, sweep)
+    started = [
+        _start(i, draw, streams, sweep)
         for i, draw in enumerate(draws)
         if kind is None or draw[0] is kind
     ]
+    per_job = finish_jobs(started, sweep)  # every run's curves evaluated at once (WRK-8)
     return tuple(tuple(jobs[index] for jobs in per_job) for index in range(len(configs)))
