@@ -130,18 +130,46 @@ _Columns = tuple[
 ]
 """A state's hypothesis columns as lists, in :class:`BocpdState`'s order (starts to s_ty)."""
 
-_FIELDS: tuple[str, ...] = tuple(field.name for field in attrs.fields(BocpdState))
 _new = object.__new__
 _set = object.__setattr__
 
 
-def _built(evals: int, origin: float, last: float, before: float, *rest: object) -> BocpdState:
-    """The state of these fields (:class:`BocpdState`'s order) without its converters and
-    check: ``update``'s trusted path (``SIG-6``), whose columns are already equal tuples of
-    ints and floats, so the state equals the one the validating constructor builds."""
+def _built(
+    evals: int,
+    origin: float,
+    last: float,
+    before: float,
+    roughness: float,
+    differences: int,
+    starts: tuple[int, ...],
+    priors: tuple[float, ...],
+    weights: tuple[float, ...],
+    counts: tuple[int, ...],
+    s_t: tuple[float, ...],
+    s_tt: tuple[float, ...],
+    s_y: tuple[float, ...],
+    s_ty: tuple[float, ...],
+    alarm: bool,
+) -> BocpdState:
+    """The state of these fields without :class:`BocpdState`'s converters and check:
+    ``update``'s trusted path (``SIG-18``), whose columns are already equal tuples of ints and
+    floats, so the state equals the one the validating constructor builds."""
     state: BocpdState = _new(BocpdState)
-    for name, value in zip(_FIELDS, (evals, origin, last, before, *rest), strict=True):
-        _set(state, name, value)
+    _set(state, "evals", evals)
+    _set(state, "origin", origin)
+    _set(state, "last", last)
+    _set(state, "before", before)
+    _set(state, "roughness", roughness)
+    _set(state, "differences", differences)
+    _set(state, "starts", starts)
+    _set(state, "priors", priors)
+    _set(state, "weights", weights)
+    _set(state, "counts", counts)
+    _set(state, "s_t", s_t)
+    _set(state, "s_tt", s_tt)
+    _set(state, "s_y", s_y)
+    _set(state, "s_ty", s_ty)
+    _set(state, "alarm", alarm)
     return state
 
 
