@@ -106,7 +106,8 @@ def _scores(detectors: Sequence[Detector[Any]], jobs: Iterable[Job]) -> list[lis
     """:func:`sim_scores` on the RLHF jobs of ``jobs``; each job's reports and the facts of its
     score that no stop changes are found once for all detectors, and equal detectors (the
     trade-off's ``z=2`` is the default ``noise-aware``) are folded once (``SCB-1``): a
-    detector is a frozen value, its fold a function of that value and the job."""
+    detector is a frozen value, its fold a function of that value and the job. Detectors that
+    stop a job at the same checkpoint keeping the same one share its (frozen) score."""
     distinct = list(dict.fromkeys(detectors))
     scores: list[list[RunScore]] = [[] for _ in distinct]
     for job in jobs:
@@ -114,8 +115,12 @@ def _scores(detectors: Sequence[Detector[Any]], jobs: Iterable[Job]) -> list[lis
             continue
         views = job_views(job)
         score = run_scorer(job)
+        scored: dict[tuple[int | None, int | None], RunScore] = {}  # a frozen score per answer
         for row, detector in zip(scores, distinct, strict=True):
-            row.append(score(*fold_job(detector, job, views)))
+            answer = fold_job(detector, job, views)
+            if answer not in scored:
+                scored[answer] = score(*answer)
+            row.append(scored[answer])
     return [list(scores[distinct.index(detector)]) for detector in detectors]
 
 
