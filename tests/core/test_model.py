@@ -20,6 +20,7 @@ from evalstop.core.model import (
     JobTruth,
     Observation,
     frozen_array,
+    trusted_job,
     trusted_observations,
 )
 from evalstop.core.policies import fifo
@@ -363,3 +364,17 @@ def test_mod5_trusted_columns_of_different_lengths_are_refused() -> None:
         trusted_observations([0, 1], [0.5], [1.0, 1.0])
     with pytest.raises(ValueError, match="one entry per step"):
         trusted_observations([0, 1], [0.5, 0.5], [1.0, 1.0], [0.1], None)
+
+
+def test_mod5_a_trusted_job_equals_the_validated_one() -> None:
+    """MOD-5: ``trusted_job`` gives the job ``Job`` gives (equal, same fields, frozen); the
+    public constructor still refuses what the trusted path does not check."""
+    args = (spec(), truth(), tuple(two_observations()))
+    made, validated = trusted_job(*args), Job(*args)
+    assert type(made) is Job and made == validated
+    assert (made.spec, made.truth, made.observations) == args
+    assert made.checkpoint_service(2) == validated.checkpoint_service(2)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.spec = spec()  # type: ignore[misc]
+    with pytest.raises(ValueError, match="strictly increase"):
+        Job(spec(), truth(), tuple(two_observations(20, 10)))

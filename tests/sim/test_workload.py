@@ -6,13 +6,14 @@ import itertools
 import math
 from collections.abc import Sequence
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalstop.core.errors import UnknownNameError
-from evalstop.core.model import JobKind, Observation
+from evalstop.core.model import Job, JobKind, Observation
 from evalstop.sim.curves import RunPlan, rlhf_curves, rlhf_draw, saturating_draw
 from evalstop.sim.runs import reports_at, run_reports, world_stretch
 from evalstop.sim.workload import (
@@ -492,3 +493,31 @@ def test_wrk8_a_runs_noise_levels_scored_at_once_are_each_alone(
         columns = zip(steps, scores, losses, proxy, kls, strict=True)
         validated = tuple(Observation(*row) for row in columns)
         assert repr(reports) == repr(validated) == repr(run_reports(draw, steps, sigma))
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    cells=st.lists(
+        st.tuples(st.sampled_from([None, 0.0, 0.12]), st.sampled_from([0.0, 0.3, 1.0])),
+        min_size=1,
+        max_size=3,
+    ),
+    world=st.sampled_from(sorted(WORLDS)),
+    n_jobs=st.integers(1, 40),
+    seed=st.integers(0, 2**32),
+    evals=st.one_of(st.none(), st.integers(1, 60)),
+)
+def test_mod5_every_generated_job_passes_the_validated_constructor(
+    cells: list[tuple[float | None, float]],
+    world: str,
+    n_jobs: int,
+    seed: int,
+    evals: int | None,
+) -> None:
+    """MOD-5, WRK-7: the generator builds its jobs and reports on the trusted path, which
+    relies on its schedule; every job it gives is one the validated constructors accept and
+    equal, its observations included."""
+    for workload in generate_sweep(sweep_configs(cells, world, n_jobs, evals), seed):
+        for job in workload.jobs:
+            rebuilt = [Observation(*attrs.astuple(obs)) for obs in job.observations]
+            assert Job(job.spec, job.truth, rebuilt) == job

@@ -31,6 +31,7 @@ __all__ = [
     "JobTruth",
     "Observation",
     "frozen_array",
+    "trusted_job",
     "trusted_observations",
 ]
 
@@ -183,8 +184,11 @@ def trusted_observations(
         ValueError: columns of different lengths.
     """
     n = len(steps)
-    if not len(eval_scores) == len(losses) == n or any(
-        column is not None and len(column) != n for column in (proxy_rewards, kls)
+    if (
+        len(eval_scores) != n
+        or len(losses) != n
+        or (proxy_rewards is not None and len(proxy_rewards) != n)
+        or (kls is not None and len(kls) != n)
     ):
         raise ValueError(f"observation columns must have one entry per step ({n})")
     columns: tuple[Iterable[object], ...] = (
@@ -308,3 +312,20 @@ class Job:
     def checkpoint_step(self, index: int) -> int:
         """Training step of checkpoint ``index`` (1-based)."""
         return self.observations[index - 1].step
+
+
+_JOB_SLOTS = tuple(getattr(Job, field.name) for field in attrs.fields(Job))
+
+
+def trusted_job(spec: JobSpec, truth: JobTruth, observations: tuple[Observation, ...]) -> Job:
+    """``Job(spec, truth, observations)`` without its run checks (spec ``MOD-5``): equal to
+    validated construction, for a caller that guarantees what they check (``MOD-2``): at
+    least one observation, one true-quality point per observation, steps that strictly
+    increase and end above 0, and a duration that gives each checkpoint its own second. The
+    generator's schedule guarantees them (``WRK-7``): its steps are ``checkpoint_steps``', its
+    truth's quality is drawn at those steps, and its duration is its steps times the kind's
+    whole seconds per step, so the checkpoint at step ``s`` falls at ``s`` times that."""
+    job = Job.__new__(Job)
+    for slot, value in zip(_JOB_SLOTS, (spec, truth, observations), strict=True):
+        slot.__set__(job, value)
+    return job

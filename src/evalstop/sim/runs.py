@@ -25,6 +25,7 @@ from evalstop.core.model import (
     JobSpec,
     JobTruth,
     Observation,
+    trusted_job,
     trusted_observations,
 )
 from evalstop.sim.clock import conditional_turn_draw, plateau_stretch, turn_step
@@ -326,7 +327,9 @@ def start_job(
 ) -> StartedJob:
     """A job's draws in a sweep (``WRK-8``): its plan at each share (:func:`run_plan`), one
     draw per distinct draw key, each read from a fresh ``stream()`` (its stream restarts at
-    each draw). ``schedule`` is its checkpoint steps, true duration and planned steps."""
+    each draw). ``schedule`` is its checkpoint steps, true duration and planned steps, as
+    WRK-7's schedule gives them: :func:`finish_jobs` builds its jobs on the trusted path
+    (``MOD-5``), which relies on that schedule."""
     steps, duration, planned = schedule
     share_configs, settings = sweep
     kind, last = spec.kind, steps[-1]
@@ -343,7 +346,8 @@ def start_job(
 def finish_jobs(started: Sequence[StartedJob], sweep: SweepSettings[_Config]) -> list[list[Job]]:
     """Each started job once per config of the sweep, in config order (``WRK-8``): every
     draw's curves evaluated at once (:func:`finish_curves`), a truth per draw and a job per
-    draw and noise level (its noise levels scored at once, :func:`reports_at`)."""
+    draw and noise level (its noise levels scored at once, :func:`reports_at`), built without
+    re-running the checks WRK-7's schedule guarantees (``trusted_job``, ``MOD-5``)."""
     share_configs, settings = sweep
     runs = [run for job in started for _, _, run in job.draws]
     curves = iter(finish_curves(runs, share_configs[0]))
@@ -354,6 +358,6 @@ def finish_jobs(started: Sequence[StartedJob], sweep: SweepSettings[_Config]) ->
             draw = next(curves)
             truth = truth_of(job.spec.kind, key, job.steps, job.duration, draw)
             for sigma, reports in zip(sigmas, reports_at(draw, job.steps, sigmas), strict=True):
-                made[key.turn, sigma] = Job(job.spec, truth, reports)
+                made[key.turn, sigma] = trusted_job(job.spec, truth, reports)
         out.append([made[job.turns[share], sigma] for share, sigma in settings])
     return out
