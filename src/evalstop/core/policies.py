@@ -29,6 +29,7 @@ checkpoint, where their priorities change (new loss, more attained service).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from typing import Any, Protocol
@@ -202,13 +203,16 @@ def _never(job: JobView, now: int) -> int | None:
 
 
 LAS_THRESHOLDS: tuple[int, ...] = (3_600, 36_000)
-"""Tiresias queue thresholds in attained GPU-seconds (1 and 10 GPU-hours)."""
+"""Tiresias queue thresholds in attained GPU-seconds (1 and 10 GPU-hours), ascending."""
+_reached = bisect.bisect_right
 
 
 def _las_key(job: JobView, now: int) -> tuple[float, ...]:
-    attained = job.attained_gpu_service(now)
-    level = sum(1 for threshold in LAS_THRESHOLDS if attained >= threshold)
-    return (level, job.submit_time, job.job_id)
+    # JobView.attained_gpu_service(now), inlined; the level is the count of thresholds
+    # reached (they ascend: bisect counts them)
+    since = job.running_since
+    service = job.service if since is None or now <= since else job.service + now - since
+    return (_reached(LAS_THRESHOLDS, job.gpus * service), job.submit_time, job.job_id)
 
 
 def _las_moves_at(job: JobView, now: int) -> int | None:

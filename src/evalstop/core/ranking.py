@@ -320,10 +320,12 @@ class PriorityState:
         if entry is not None:
             (self._moving if entry[1] else self._fixed).remove(entry[0])
 
-    def _rank(self, job_id: JobId, time: int) -> None:
+    def _rank(self, job_id: JobId, time: int, key: tuple[float, ...] | None = None) -> None:
+        """(Re-)key running job ``job_id`` at ``time``; ``key``: its key then, when known."""
         policy = self._policy
         view = self._running[job_id]
-        key = policy.key(view, now=time)
+        if key is None:
+            key = policy.key(view, now=time)
         top = self._top
         if top is None or (key, job_id) > top:  # POL-11: no active key is above _top
             self._top = (key, job_id)
@@ -398,13 +400,18 @@ class PriorityState:
             return False
         key, running, then = self._policy.key, self._running, self._decided_at
         reports, dirty = self._reports, self._dirty
-        for job_id in dirty:
-            view = running[job_id]
-            if key(view, now=time) > key(reports.get(job_id, view), now=then):
-                return False
-        for job_id in dirty:  # ranked now, as the walk would: their move times are known
-            self._rank(job_id, time)
-        dirty.clear()
+        if dirty:
+            keys = []
+            for job_id in dirty:
+                view = running[job_id]
+                now = key(view, now=time)
+                if now > key(reports.get(job_id, view), now=then):
+                    return False
+                keys.append(now)
+            rank = self._rank
+            for job_id, now in zip(dirty, keys, strict=True):  # ranked now, as the walk would
+                rank(job_id, time, now)  # their move times are known
+            dirty.clear()
         moves = self._moves
         return not moves or moves[0][0] > time
 
