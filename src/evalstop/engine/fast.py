@@ -205,14 +205,19 @@ class FastSimulator:
     def _loop(self, limit: float) -> None:
         """The hot loop. Arrivals go straight to :meth:`_arrival`. A checkpoint that no policy
         looks at (POL-6) is handled inline: ``_checkpoint``'s work, the decline fold in the
-        record (ENG-17); the policy is consulted only at a completion, or once the job's
-        watch has fired."""
+        record (ENG-17) or the report folded into the watches; the policy is consulted only
+        at a completion, or once the job's watch has fired."""
         queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
         handle, arrival, rows, writer = self._handle, self._arrival, self._rows, self._writer
-        row, chunk, complete, seq = rows.append, writer.chunk, self._complete, self._seq
-        state, detectors, folding = self._policy_state, self._detectors, self._in_place
-        fold = None if folding is None else folding.fold
-        quiet = state is not None and not state.checkpoint_views and (fold or not detectors)
+        row, chunk, complete = rows.append, writer.chunk, self._complete
+        state, folding = self._policy_state, self._in_place
+        fold, seq = (None if folding is None else folding.fold), self._seq
+        # quiet: the policy does not look at checkpoints; reports: the watches are folded
+        # through reports (BND-5), not in place
+        quiet, reports = (
+            state is not None and not state.checkpoint_views,
+            fold is None and bool(self._detectors),
+        )
         time, handled = self._now, 0
         try:
             while queue and queue[0][0] <= limit:
@@ -231,6 +236,8 @@ class FastSimulator:
                     continue  # stale (ENG-7)
                 if index != record.evals_done + 1:
                     raise _out_of_order(job_id, index, record)
+                if reports:  # before the row, as _checkpoint does
+                    record.fold_report(time, index)
                 observations = record.observations
                 obs = observations[index - 1]
                 service, step, score = record.next_service, obs.step, obs.eval_score
@@ -240,16 +247,19 @@ class FastSimulator:
                     complete(record, (time, _FINISH, job_id, record.gpus, index, step, score))
                     continue
                 # Job.checkpoint_service(index + 1), inlined (MOD-3)
-                gap = observations[index].step * record.duration // record.last_step - service
-                record.next_service = service + gap
-                rank = _COMPLETION_RANK if index + 1 == record.planned else _CHECKPOINT_RANK
-                push(queue, (time + gap, rank, seq(), job_id, index + 1, epoch))
+                record.next_service = due = (
+                    observations[index].step * record.duration // record.last_step
+                )
+                rank = _CHECKPOINT_RANK if index + 1 < record.planned else _COMPLETION_RANK
+                push(queue, (time + due - service, rank, seq(), job_id, index + 1, epoch))
                 if fold is not None:
                     watch = record.folding  # None: folded only when read (POL-12)
                     if watch is not None:
                         fold(watch, step, score)
                         if watch.fired_step is not None:
                             self._fired(record, time)
+                elif reports and record.fired():
+                    self._fired(record, time)
         finally:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
@@ -343,29 +353,26 @@ class FastSimulator:
 
     def _checkpoint(self, record: JobRecord, index: int) -> bool:
         """Fold checkpoint ``index`` into ``record``; True when it was the last one (finish)."""
-        job, now = record.job, self._now
-        job_id = job.job_id
+        now, job_id = self._now, record.job.spec.job_id
         if index != record.evals_done + 1:
             raise _out_of_order(job_id, index, record)
-        obs = job.observations[index - 1]
-        service = record.next_service
-        score = obs.eval_score
+        observations = record.observations
+        obs = observations[index - 1]
+        service, step, score = record.next_service, obs.step, obs.eval_score
         if record.folding is not None:
-            record.fold(obs.step, score)
+            record.fold(step, score)
         elif self._detectors and not record.deferred:
             record.fold_report(now, index)
         record.evals_done, record.service, record.since = index, service, now
-        self._rows.append((now, _CKPT, job_id, record.gpus, index, obs.step, score))
+        self._rows.append((now, _CKPT, job_id, record.gpus, index, step, score))
         if index == record.planned:
-            self._end(record, (now, _FINISH, job_id, record.gpus, index, obs.step, score))
+            self._end(record, (now, _FINISH, job_id, record.gpus, index, step, score))
             return True
-        nxt = index + 1
-        record.next_service = job.checkpoint_service(nxt)
-        rank = _COMPLETION_RANK if nxt == record.planned else _CHECKPOINT_RANK
-        heapq.heappush(
-            self.queue,
-            (now + record.next_service - service, rank, self._seq(), job_id, nxt, record.epoch),
-        )
+        # Job.checkpoint_service(index + 1), inlined (MOD-3)
+        gap = observations[index].step * record.duration // record.last_step - service
+        record.next_service = service + gap
+        rank = _COMPLETION_RANK if index + 1 == record.planned else _CHECKPOINT_RANK
+        heapq.heappush(self.queue, (now + gap, rank, self._seq(), job_id, index + 1, record.epoch))
         return False
 
     def _end(self, record: JobRecord, row: Row) -> None:

@@ -148,16 +148,25 @@ class JobRecord:
     def fold_report(self, now: int, index: int) -> None:
         """Fold checkpoint ``index``, reported at ``now``, into each watch (any detectors, not
         folded in place) through one report, built as every engine builds it (``BND-5``)."""
+        if self._fold is not None:
+            raise TypeError("this record folds its rule in place (ENG-17)")
         view = checkpoint_report(self.job, index, now)
-        pairs = zip(self.detectors, self._watches, strict=True)
-        self.watches = tuple(observe(detector, watch, view) for detector, watch in pairs)
+        detectors, watches = self.detectors, self._watches
+        if len(detectors) == 1:  # the common case, without a generator
+            self._watches = (observe(detectors[0], watches[0], view),)
+            return
+        pairs = zip(detectors, watches, strict=True)
+        self._watches = tuple(observe(detector, watch, view) for detector, watch in pairs)
 
     def fired(self) -> bool:
         """Whether any of the job's detectors has fired."""
         folding = self._in_place()
         if folding is not None:
             return folding.fired_step is not None
-        return any(watch.fired_step is not None for watch in self._watches)
+        watches = self._watches
+        if len(watches) == 1:  # the common case, without a generator
+            return watches[0].fired_step is not None
+        return any(watch.fired_step is not None for watch in watches)
 
     def verdicts(self) -> tuple[Verdict, ...]:
         """The verdicts a view shows (``verdict_of`` of each watch)."""
