@@ -372,7 +372,12 @@ class PriorityState:
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
         fresh = self._fresh
-        if self._still_settled(time):
+        if not self._queued or (self._queued_gpus <= free_gpus and self._policy.preemptive):
+            # nothing queued, or the whole queue fits the free GPUs: the decision is at hand,
+            # with no walk, settled or not (the jobs started or reported since are ranked
+            # when a decision needs the running order)
+            decision = self._decide(time, free_gpus)
+        elif self._still_settled(time):
             decision = self._arrived(time, free_gpus, self._top)  # POL-11
         else:
             decision = self._decide(time, free_gpus)
