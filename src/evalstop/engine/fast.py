@@ -204,16 +204,14 @@ class FastSimulator:
 
     def _loop(self, limit: float) -> None:
         """The hot loop. Arrivals go straight to :meth:`_arrival`. A checkpoint that no policy
-        looks at (POL-6) is handled inline: ``_checkpoint``'s work, the decline fold in the
-        record (ENG-17) or the report folded into the watches; the policy is consulted only
-        at a completion, or once the job's watch has fired."""
+        looks at (POL-6: ``quiet``) is handled inline: ``_checkpoint``'s work, the decline
+        fold in the record (ENG-17) or else the report folded into the watches (``reports``,
+        BND-5); the policy is consulted only at a completion, or once the job's watch fired."""
         queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
         handle, arrival, rows, writer = self._handle, self._arrival, self._rows, self._writer
         row, chunk, complete = rows.append, writer.chunk, self._complete
         state, folding = self._policy_state, self._in_place
         fold, seq = (None if folding is None else folding.fold), self._seq
-        # quiet: the policy does not look at checkpoints; reports: the watches are folded
-        # through reports (BND-5), not in place
         quiet, reports = (
             state is not None and not state.checkpoint_views,
             fold is None and bool(self._detectors),
