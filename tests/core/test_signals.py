@@ -770,6 +770,25 @@ def test_sig18_bocpd_states_equal_the_validated_ones(ys: list[float]) -> None:
             before = state
 
 
+@given(st.lists(scores, min_size=6, max_size=30))
+def test_sig18_bocpd_fires_exactly_above_the_threshold(ys: list[float]) -> None:
+    """SIG-18: at a threshold one float below the new state's decline probability update
+    fires, at the probability itself it does not: the early stop of the sum never decides
+    what the full sum would not."""
+    base = BocpdDetector(threshold=0.5, warmup_evals=2)
+    views = [view(i, y) for i, y in enumerate(ys)]
+    state = base.initial()
+    for v in views:
+        after = base.update(attrs.evolve(state, alarm=False), v)
+        p = decline_probability(after, base.level_scale, base.slope_scale)
+        if after.evals >= base.warmup_evals and after.differences and 0.0 < p < 1.0:
+            below = attrs.evolve(base, threshold=math.nextafter(p, 0.0))
+            assert below.update(attrs.evolve(state, alarm=False), v).alarm
+            at_p = attrs.evolve(base, threshold=p)
+            assert not at_p.update(attrs.evolve(state, alarm=False), v).alarm
+        state = after
+
+
 def untabled(detector: BocpdDetector, state: BocpdState, views: list[CheckpointView]) -> str:
     """Every state of folding ``views`` from ``state`` with no table of lines (SIG-18)."""
     from evalstop.core import bocpd

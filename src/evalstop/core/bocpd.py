@@ -26,7 +26,8 @@ latches; the kept checkpoint is the best reported score (``DET-4``).
 **Speed** (``SIG-18``). ``update`` builds its state without the converters (its columns are
 already tuples of ints and floats), and a regime it started, of fewer than 511 scores, takes
 its line's covariance and predictive spread from a table per pair of scales (they depend on
-its count alone): the same operations on the same numbers, so the same bits.
+its count alone): the same operations on the same numbers, so the same bits. The decline
+probability's sum stops once it cannot reach ``threshold`` any more.
 """
 
 from __future__ import annotations
@@ -129,6 +130,16 @@ _Columns = tuple[
     list[float],
 ]
 """A state's hypothesis columns as lists, in :class:`BocpdState`'s order (starts to s_ty)."""
+
+_Sums = tuple[
+    Sequence[int],
+    Sequence[float],
+    Sequence[float],
+    Sequence[float],
+    Sequence[float],
+    Sequence[float],
+]
+"""The ``counts``, ``weights``, ``s_t``, ``s_tt``, ``s_y`` and ``s_ty`` columns."""
 
 _new = object.__new__
 _set = object.__setattr__
@@ -307,22 +318,23 @@ class BocpdDetector:
         # decline_probability of the new state (0 before the noise can be estimated) is
         # needed once the warm-up is over, until the alarm latches
         judge = not state.alarm and t + 1 >= self.warmup_evals and differences > 0
-        columns, below = self._grow(state, t, y, sigma, judge)
+        columns = self._grow(state, t, y, sigma)
         starts, priors, weights, counts, s_t, s_tt, s_y, s_ty = columns
         starts.append(t + 1)
         priors.append(float(y))
         weights.append(self.hazard)
         counts.append(0)
-        for sums in (s_t, s_tt, s_y, s_ty, below):
+        for sums in (s_t, s_tt, s_y, s_ty):
             sums.append(0.0)
         if len(starts) > self.max_hypotheses:
             old = weights[:-1]
             drop = old.index(min(old))  # the first least probable non-fresh hypothesis
-            for any_column in (*columns, below):
+            for any_column in columns:
                 del any_column[drop]
         total = math.fsum(weights)
         weights = [w / total for w in weights]
-        alarm = state.alarm or (judge and _declining(counts, weights, below) > self.threshold)
+        final = (counts, weights, s_t, s_tt, s_y, s_ty)
+        alarm = state.alarm or (judge and self._declines(final, sigma))
         return _built(
             t + 1,
             origin,
@@ -344,14 +356,12 @@ class BocpdDetector:
     def fired(self, state: BocpdState) -> bool:
         return state.alarm
 
-    def _grow(
-        self, state: BocpdState, t: int, y: float, sigma: float, judge: bool
-    ) -> tuple[_Columns, list[float]]:
+    def _grow(self, state: BocpdState, t: int, y: float, sigma: float) -> _Columns:
         """Every hypothesis's columns with ``y`` folded in, its weight multiplied by its
         predictive density of ``y`` (uniform while ``sigma`` is unknown or its square
-        underflows), the weights normalised and multiplied by ``1 - hazard``; and, when
-        ``judge``, each new regime line's ``P(slope < 0)``. A hypothesis that ``update``
-        built, of fewer than :data:`_ROWS` scores, has its line from :func:`_lines`."""
+        underflows), the weights normalised and multiplied by ``1 - hazard``. A hypothesis
+        that ``update`` built, of fewer than :data:`_ROWS` scores, has its line from
+        :func:`_lines`."""
         unit = sigma * sigma  # 0 also when sigma^2 underflows: no density then
         log = math.log
         level, slope = _precisions(self.level_scale, self.slope_scale)
@@ -363,10 +373,9 @@ class BocpdDetector:
         s_tt: list[float] = []
         s_y: list[float] = []
         s_ty: list[float] = []
-        below: list[float] = []
         columns = (state.starts, state.priors, state.weights, state.counts)
         sums = (state.s_t, state.s_tt, state.s_y, state.s_ty)
-        sqrt, inf = math.sqrt, math.inf
+        inf = math.inf
         for start, prior, w, n, st, stt, sy, sty in zip(*columns, *sums, strict=True):
             tau, rel = float(t - start), y - prior
             row = rows[n] if 0 <= n < limit else _NO_ROW
@@ -389,16 +398,7 @@ class BocpdDetector:
             s_tt.append(stt1)
             s_y.append(sy1)
             s_ty.append(sty1)
-            if judge and n >= 1:  # P(slope < 0) of the new line (row n + 1 when tabled)
-                if tabled:
-                    _, _, _, c01, c11, _, _, root = rows[n + 1]
-                else:
-                    _, c01, c11, _ = _line(n + 1, st1, stt1, 0.0, level, slope)
-                    root = sqrt(c11) if sigma > 0 else 0.0
-                below.append(_below(c01 * sy1 + c11 * sty1, sigma * root if sigma > 0 else 0.0))
-            else:
-                below.append(0.0)
-        return self._weighed(state, logs, counts, s_t, s_tt, s_y, s_ty), below
+        return self._weighed(state, logs, counts, s_t, s_tt, s_y, s_ty)
 
     def _weighed(self, state: BocpdState, logs: list[float], *sums: Any) -> _Columns:
         """The columns of ``state`` with the new weights (each hypothesis's log weight in
@@ -412,3 +412,30 @@ class BocpdDetector:
         weights = [w / total * keep for w in raw]
         counts, s_t, s_tt, s_y, s_ty = sums
         return list(state.starts), list(state.priors), weights, counts, s_t, s_tt, s_y, s_ty
+
+    def _declines(self, columns: _Sums, sigma: float) -> bool:
+        """Whether :func:`decline_probability` of the new state's columns (``counts`` to
+        ``s_ty``) and noise exceeds ``threshold``, each line from :func:`_lines` when its sums
+        are a row's. It stops early, False, once even every hypothesis still to come
+        declining surely (``P(slope < 0) <= 1``) would leave the probability below
+        ``threshold`` by a margin far above the sums' rounding (``SIG-18``)."""
+        counts, weights = columns[0], columns[1]
+        everything = sum([w for n, w in zip(counts, weights, strict=True) if n >= 2])
+        bar = (self.threshold - 1e-9) * everything
+        level, slope = _precisions(self.level_scale, self.slope_scale)
+        rows = _lines(level, slope)
+        total = mass = 0.0
+        for n, weight, st, stt, sy, sty in zip(*columns, strict=True):
+            if n < 2:
+                continue
+            row = rows[n] if n < len(rows) else _NO_ROW
+            if st == row[0] and stt == row[1]:
+                _, _, _, c01, c11, _, _, root = row
+            else:
+                _, c01, c11, _ = _line(n, st, stt, 0.0, level, slope)
+                root = math.sqrt(c11) if sigma > 0 else 0.0
+            total += weight * _below(c01 * sy + c11 * sty, sigma * root if sigma > 0 else 0.0)
+            mass += weight
+            if total + (everything - mass) < bar:  # cannot reach the threshold any more
+                return False
+        return (total / mass if mass > 0 else 0.0) > self.threshold
