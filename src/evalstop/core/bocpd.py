@@ -28,6 +28,10 @@ already tuples of ints and floats), and a regime it started, of fewer than 511 s
 its line's covariance and predictive spread from a table per pair of scales (they depend on
 its count alone): the same operations on the same numbers, so the same bits. The decline
 probability's sum stops once it cannot reach ``threshold`` any more.
+
+Longer than 400 lines: the recursion, its state's trusted construction and the table of regime
+lines are one rule that must agree with itself bit for bit (``SIG-18``); a split would put the
+table apart from the one-by-one formulas it stands for.
 """
 
 from __future__ import annotations
@@ -235,16 +239,6 @@ def _below(b: float, sd: float) -> float:
     return 0.5 * math.erfc(b / (sd * _SQRT2)) if sd > 0 else float(b < 0)
 
 
-def _declining(counts: Sequence[int], weights: Sequence[float], below: Sequence[float]) -> float:
-    """``sum_h w_h below_h / sum_h w_h`` over the hypotheses with at least two scores."""
-    total = mass = 0.0
-    for n, weight, p in zip(counts, weights, below, strict=True):
-        if n >= 2:
-            total += weight * p
-            mass += weight
-    return total / mass if mass > 0 else 0.0
-
-
 def decline_probability(state: BocpdState, level_scale: float, slope_scale: float) -> float:
     """The posterior probability that the current regime's slope is negative given that it
     holds at least two scores (``SIG-6``): ``sum_h w_h Phi(-mean_h / sd_h) / sum_h w_h`` over
@@ -253,13 +247,15 @@ def decline_probability(state: BocpdState, level_scale: float, slope_scale: floa
         return 0.0
     sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
     level, slope = _precisions(level_scale, slope_scale)
-    columns = zip(state.counts, state.s_t, state.s_tt, state.s_y, state.s_ty, strict=True)
-    below = [0.0] * len(state.counts)
-    for h, (n, st, stt, sy, sty) in enumerate(columns):
+    total = mass = 0.0
+    columns = (state.counts, state.weights, state.s_t, state.s_tt, state.s_y, state.s_ty)
+    for n, weight, st, stt, sy, sty in zip(*columns, strict=True):
         if n >= 2:
             _, c01, c11, _ = _line(n, st, stt, 0.0, level, slope)
-            below[h] = _below(c01 * sy + c11 * sty, sigma * math.sqrt(c11) if sigma > 0 else 0.0)
-    return _declining(state.counts, state.weights, below)
+            sd = sigma * math.sqrt(c11) if sigma > 0 else 0.0
+            total += weight * _below(c01 * sy + c11 * sty, sd)
+            mass += weight
+    return total / mass if mass > 0 else 0.0
 
 
 @attrs.frozen(slots=True)
