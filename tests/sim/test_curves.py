@@ -31,6 +31,9 @@ from evalstop.sim.curves import (
     rlhf_finish,
     rlhf_start,
     saturating_curves,
+    saturating_draw,
+    saturating_finish,
+    saturating_start,
 )
 from evalstop.sim.runs import world_stretch
 from evalstop.sim.workload import WorkloadConfig, generate
@@ -440,4 +443,32 @@ def test_wrk8_rlhf_runs_evaluated_together_are_each_alone(
         alone.append(rlhf_draw(steps, plan=plan, world=world, rng=ref, loss_noise=0.01))
         assert rng.bit_generator.state == ref.bit_generator.state
     together = rlhf_finish(started, decline_rate=world.decline_rate, loss_noise=0.01)
+    assert [_bits(d) for d in together] == [_bits(d) for d in alone]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(seeds, st.sampled_from([JobKind.DPO, JobKind.LORA]), st.integers(1, 60)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([PAPER, CALIBRATED, ALL_STEPS]),
+)
+def test_wrk8_saturating_runs_evaluated_together_are_each_alone(
+    runs: list[tuple[int, JobKind, int]], world: World
+) -> None:
+    """WRK-8, CRV-6: DPO and LoRA runs evaluated together (``saturating_finish``) get, each,
+    the draw ``saturating_draw`` gives it alone, bit for bit, with and without a step
+    schedule; ``saturating_start`` reads the stream as ``saturating_draw`` does."""
+    started, alone = [], []
+    for seed, kind, n in runs:
+        steps = np.array([0.0, *np.arange(1, n + 1) * 23.0])
+        plan = RunPlan(planned_steps=20.0 * n)
+        rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+        started.append(saturating_start(steps, kind=kind, plan=plan, world=world, rng=rng))
+        draw = saturating_draw(steps, kind=kind, plan=plan, world=world, rng=ref, loss_noise=0.01)
+        alone.append(draw)
+        assert rng.bit_generator.state == ref.bit_generator.state
+    together = saturating_finish(started, loss_noise=0.01)
     assert [_bits(d) for d in together] == [_bits(d) for d in alone]

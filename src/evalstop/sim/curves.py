@@ -29,9 +29,10 @@ the run's own noise multiplier drawn from the world's spread (``CRV-5``, ``CRV-1
 functions draw randomness only from the ``numpy.random.Generator`` they are given, in the same
 order whatever the turn: nothing before the turn depends on the label (``CRV-6``).
 
-An RLHF draw is two steps, :func:`rlhf_start` (every draw from the stream, and the run's
-scalars) and :func:`rlhf_finish` (the curves of many runs in one array, ``WRK-8``), so a
-workload reads each run's stream once and evaluates all its RLHF curves together.
+A draw is two steps, :func:`rlhf_start` (every draw from the stream, and the run's scalars)
+and :func:`rlhf_finish` (the curves of many runs in one array, ``WRK-8``), and likewise
+:func:`saturating_start` and :func:`saturating_finish`, so a workload reads each run's stream
+once and evaluates all its curves together.
 
 Longer than 400 lines: the draw order (``CRV-6``) runs from a run's scalars through its batch
 evaluation and the saturating draw shares its helpers (``_uniform``, the schedule's and the
@@ -77,6 +78,7 @@ __all__ = [
     "CurveSample",
     "RlhfRun",
     "RunPlan",
+    "SaturatingRun",
     "gold_shape",
     "loss_curve",
     "loss_params",
@@ -86,6 +88,8 @@ __all__ = [
     "rlhf_start",
     "saturating_curves",
     "saturating_draw",
+    "saturating_finish",
+    "saturating_start",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -509,7 +513,44 @@ def saturating_draw(
     loss_noise: float,
 ) -> CurveDraw:
     """The draws of :func:`saturating_curves` before the eval noise is scaled (``WRK-8``);
-    the arguments are its own but ``eval_noise``."""
+    the arguments are its own but ``eval_noise``: :func:`saturating_finish` of
+    :func:`saturating_start`."""
+    started = saturating_start(steps, kind=kind, plan=plan, world=world, rng=rng)
+    return saturating_finish([started], loss_noise=loss_noise)[0]
+
+
+@attrs.frozen(slots=True)
+class SaturatingRun:
+    """One DPO or LoRA run's draws and scalars (:func:`saturating_start`), its curves not yet
+    evaluated: :func:`saturating_finish` evaluates many runs' at once (``WRK-8``).
+
+    Attributes:
+        steps: its checkpoint steps.
+        eps: its standard normal draws: eval noise, then loss noise, one per checkpoint each.
+        q0, gain: its initial quality and gain.
+        rate, length: its saturation rate ``r`` and length ``N'``.
+        drop, level: its step schedule (``inf`` drop: none).
+        loss: its loss's three draws.
+        multiplier: its noise multiplier ``m``.
+    """
+
+    steps: FloatArray
+    eps: FloatArray
+    q0: float
+    gain: float
+    rate: float
+    length: float
+    drop: float
+    level: float
+    loss: tuple[float, float, float]
+    multiplier: float
+
+
+def saturating_start(
+    steps: FloatArray, *, kind: JobKind, plan: RunPlan, world: World, rng: np.random.Generator
+) -> SaturatingRun:
+    """Every draw of one DPO or LoRA run from ``rng`` (``CRV-6``): 11 uniform scalars, then
+    one standard normal per checkpoint for the eval noise and the loss's noise (one call)."""
     s = np.asarray(steps, dtype=np.float64)
     u = rng.random(11).tolist()  # the 11 scalar draws, in order (CRV-6)
     q0 = _uniform(u[0], *INITIAL_RANGE)
@@ -517,9 +558,39 @@ def saturating_draw(
     length = rise_scale(kind, u[2])
     rate = _uniform(u[3], 2.0, 5.0)
     drop, level, multiplier = _schedule_draws(world, plan, u[4:8])
-    loss_draws = _loss_params(u[8:11])
-    saturation = (1.0 - np.exp(-rate * s / length)) / (1.0 - math.exp(-rate))
-    quality = q0 + gain * saturation * step_factor(s, drop, level)
-    eval_eps = rng.standard_normal(len(s))
-    loss = loss_curve(s, length, rng, loss_noise, loss_draws)
-    return CurveDraw(quality, eval_eps, None, None, loss, 1.0, gain, multiplier)
+    loss = _loss_params(u[8:11])
+    eps = rng.standard_normal(2 * len(s))
+    return SaturatingRun(s, eps, q0, gain, rate, length, drop, level, loss, multiplier)
+
+
+def saturating_finish(runs: Sequence[SaturatingRun], *, loss_noise: float) -> list[CurveDraw]:
+    """The curve draws of ``runs`` (:func:`saturating_start`'s) evaluated in one array of all
+    their steps, each element its own run's arithmetic (as :func:`rlhf_finish`)."""
+    sizes = [len(run.steps) for run in runs]
+    s = np.concatenate([run.steps for run in runs])
+
+    def each(values: list[float]) -> FloatArray:
+        return np.repeat(np.array(values, dtype=np.float64), sizes)
+
+    length = each([r.length for r in runs])
+    rates = [r.rate for r in runs]
+    scale = each([-rate for rate in rates]) * s / length
+    saturation = (1.0 - np.exp(scale)) / each([1.0 - math.exp(-rate) for rate in rates])
+    gained = each([r.gain for r in runs]) * saturation
+    stepped = np.repeat([math.isfinite(run.drop) for run in runs], sizes)
+    if stepped.any():
+        drop, level = each([r.drop for r in runs]), each([r.level for r in runs])
+        gained[stepped] *= step_factor(s[stepped], drop[stepped], level[stepped])
+    quality = each([r.q0 for r in runs]) + gained
+    start, ratio, tau = (each([r.loss[i] for r in runs]) for i in range(3))
+    noise = np.concatenate([run.eps[n:] for run, n in zip(runs, sizes, strict=True)])
+    loss = _loss_shape(s, length, (start, ratio, tau), noise, loss_noise)
+    out, at = [], 0
+    for run, n in zip(runs, sizes, strict=True):
+        cut = slice(at, at + n)
+        eval_eps = run.eps[:n]
+        out.append(
+            CurveDraw(quality[cut], eval_eps, None, None, loss[cut], 1.0, run.gain, run.multiplier)
+        )
+        at += n
+    return out

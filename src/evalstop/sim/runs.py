@@ -34,9 +34,11 @@ from evalstop.sim.curves import (
     CurveDraw,
     RlhfRun,
     RunPlan,
+    SaturatingRun,
     rlhf_finish,
     rlhf_start,
-    saturating_draw,
+    saturating_finish,
+    saturating_start,
 )
 from evalstop.sim.worlds import World
 
@@ -151,9 +153,9 @@ def draw_curves(
     return finish_curves([start_curves(kind, plan, steps, rng, config)], config)[0]
 
 
-Started = CurveDraw | RlhfRun
-"""A run's curves once its stream is read (:func:`start_curves`): an RLHF run's draws and
-scalars, its curves evaluated with others' (:func:`finish_curves`), or another run's draw."""
+Started = RlhfRun | SaturatingRun
+"""A run's curves once its stream is read (:func:`start_curves`): its draws and scalars, its
+curves evaluated with other runs' (:func:`finish_curves`)."""
 
 
 def start_curves(
@@ -164,20 +166,24 @@ def start_curves(
     config: RunConfig,
 ) -> Started:
     """Every draw of a run's curves from ``rng`` (``CRV-6``): an RLHF run's
-    (:func:`~evalstop.sim.curves.rlhf_start`), a DPO or LoRA run's whole draw."""
-    world, noise = config.world, config.loss_noise
+    (:func:`~evalstop.sim.curves.rlhf_start`), a DPO or LoRA run's
+    (:func:`~evalstop.sim.curves.saturating_start`)."""
+    world = config.world
     if kind is JobKind.RLHF:
         return rlhf_start(steps, plan=plan, world=world, rng=rng)
-    return saturating_draw(steps, kind=kind, plan=plan, world=world, rng=rng, loss_noise=noise)
+    return saturating_start(steps, kind=kind, plan=plan, world=world, rng=rng)
 
 
 def finish_curves(started: Sequence[Started], config: RunConfig) -> list[CurveDraw]:
     """The curve draws of ``started`` runs, in order: their RLHF runs' evaluated together
-    (:func:`~evalstop.sim.curves.rlhf_finish`, each the same bit for bit as alone)."""
-    runs = [run for run in started if isinstance(run, RlhfRun)]
+    (:func:`~evalstop.sim.curves.rlhf_finish`), their DPO and LoRA runs' together
+    (:func:`~evalstop.sim.curves.saturating_finish`), each the same bit for bit as alone."""
+    rlhf = [run for run in started if isinstance(run, RlhfRun)]
+    others = [run for run in started if isinstance(run, SaturatingRun)]
     rate, noise = config.world.decline_rate, config.loss_noise
-    finished = iter(rlhf_finish(runs, decline_rate=rate, loss_noise=noise) if runs else ())
-    return [next(finished) if isinstance(run, RlhfRun) else run for run in started]
+    finished = iter(rlhf_finish(rlhf, decline_rate=rate, loss_noise=noise) if rlhf else ())
+    saturated = iter(saturating_finish(others, loss_noise=noise) if others else ())
+    return [next(finished) if isinstance(run, RlhfRun) else next(saturated) for run in started]
 
 
 def draw_run(
