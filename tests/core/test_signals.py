@@ -900,6 +900,28 @@ def test_sig1_monitor_refuses_a_bad_kl() -> None:
     assert monitor.to_dict()["jobs"] == []
 
 
+_HUGE = st.sampled_from([1e300, -1e300, 5e299, -5e299, 1e299, 3e299, 1.0, 0.0, 1e-300])
+
+
+@given(
+    ys=st.lists(_HUGE, min_size=3, max_size=40),
+    most=st.integers(2, 32),
+    slope_scale=st.sampled_from([0.5, 2.0]),
+)
+def test_sig6_bocpd_sums_that_overflow_near_span_never_raise(
+    ys: list[float], most: int, slope_scale: float
+) -> None:
+    """SIG-6: scores within SPAN of the first whose running sums overflow (found: a
+    ZeroDivisionError on a stream of +-1e300 scores, max_hypotheses 32, slope scale 0.5) fold
+    without an error; the weights stay finite and sum to 1."""
+    detector = BocpdDetector(max_hypotheses=most, slope_scale=slope_scale, warmup_evals=2)
+    state = detector.initial()
+    for i, y in enumerate(ys):
+        state = detector.update(state, view(i, y))
+        assert all(math.isfinite(w) and w >= 0.0 for w in state.weights)
+        assert math.fsum(state.weights) == pytest.approx(1.0)
+
+
 @pytest.mark.parametrize("detector", DETECTORS)
 def test_sig2_extreme_scores_do_not_break_the_fold(detector: Any) -> None:
     """SIG-2: scores near the float range, and tiny ones whose noise underflows, fold without

@@ -399,6 +399,9 @@ class BocpdDetector:
     def _weighed(self, state: BocpdState, logs: list[float], *sums: Any) -> _Columns:
         """The columns of ``state`` with the new weights (each hypothesis's log weight in
         ``logs``, normalised, times ``1 - hazard``) and the new ``sums`` (counts to s_ty)."""
+        if math.isnan(sum(logs)):  # NaN iff one is (the others are finite or -inf): a
+            # hypothesis's sums overflowed near SPAN (SIG-6); it gets no weight
+            logs = [-math.inf if math.isnan(v) else v for v in logs]
         top = max(logs)
         if not math.isfinite(top):  # every density underflowed (scores near SPAN): no update
             logs, top = [math.log(w) if w > 0 else -math.inf for w in state.weights], 0.0
