@@ -487,8 +487,8 @@ class PriorityState:
         at: Ranked | None = None  # the walk's position: everything up to it is decided
         starts: list[JobId] = []
         dropped: list[JobId] = []
-        # each demand's first queued job after the walk's position, as [index, entry]
-        heads: dict[int, Ranked | None] = dict(self._heads)
+        # each demand's first queued job after the walk's position, fewest GPUs first
+        heads: dict[int, Ranked | None] = dict(sorted(self._heads.items()))
         while True:
             best = tail.first_failing(at, -slack) if slack < 0 else None
             first, best_gpus, queued = (best[0], best[1], False) if best else (None, 0, False)
@@ -496,9 +496,10 @@ class PriorityState:
                 entry = head
                 if at is not None and entry is not None and entry <= at:
                     # when none of this demand fits at the position, none after it fits
-                    # before the next change (fewer running jobs rank after it): not looked up
+                    # before the next change (fewer running jobs rank after it), nor any job
+                    # of a larger demand (they lack more): not looked up
                     if gpus > slack and not tail.holds_after(at, gpus - slack):
-                        continue
+                        break
                     bucket = self._buckets[gpus]
                     index = bucket.bisect_right(at)
                     entry = heads[gpus] = bucket[index] if index < len(bucket) else None
