@@ -347,14 +347,19 @@ class RlhfRun:
         eps: its standard normal draws: eval noise, proxy noise and loss noise, one per
             checkpoint each, in this order (one ``standard_normal`` call gives the values
             three consecutive calls give).
-        q0, gain, top: its initial quality, gain and rise top ``S`` (steps).
-        drop, level: its step schedule (``inf`` drop: none).
-        turn, at_turn: its turn step and its rise there (``at_turn`` 0 for a run that does
-            not turn before its end).
-        slope, d_star: its proxy's gain per unit of ``s / S`` and Gao's ``d*`` (``CRV-13``).
+        q0: its initial quality.
+        gain: its gain.
+        top: its rise top ``S`` (steps).
+        drop: the step of its step schedule's drop (``inf``: none).
+        level: the share of its rise it reaches before the drop (``rho``).
+        turn: its turn step.
+        at_turn: its rise at the turn (0 for a run that does not turn before its end).
+        slope: its proxy's gain per unit of ``s / S``.
+        d_star: Gao's ``d*`` (``CRV-13``).
         proxy_start: its proxy's offset.
         loss: its loss's scale (the rise length ``N'``) and three draws.
-        peak_fraction, multiplier: as :class:`CurveDraw`'s.
+        peak_fraction: as :class:`CurveDraw`'s.
+        multiplier: as :class:`CurveDraw`'s.
     """
 
     steps: FloatArray
@@ -527,9 +532,12 @@ class SaturatingRun:
     Attributes:
         steps: its checkpoint steps.
         eps: its standard normal draws: eval noise, then loss noise, one per checkpoint each.
-        q0, gain: its initial quality and gain.
-        rate, length: its saturation rate ``r`` and length ``N'``.
-        drop, level: its step schedule (``inf`` drop: none).
+        q0: its initial quality.
+        gain: its gain.
+        rate: its saturation rate ``r``.
+        length: its saturation length ``N'``.
+        drop: the step of its step schedule's drop (``inf``: none).
+        level: the share of its rise it reaches before the drop (``rho``).
         loss: its loss's three draws.
         multiplier: its noise multiplier ``m``.
     """
