@@ -263,6 +263,17 @@ def sweep_configs(
     ]
 
 
+def sweep_cells(
+    noises: Sequence[float | None], shares: Sequence[float], most: int
+) -> st.SearchStrategy[list[tuple[float | None, float]]]:
+    """Lists of 1 to ``most`` ``(eval noise, hacking share)`` cells for :func:`sweep_configs`."""
+    return st.lists(
+        st.tuples(st.sampled_from(list(noises)), st.sampled_from(list(shares))),
+        min_size=1,
+        max_size=most,
+    )
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     noises=st.lists(
@@ -300,11 +311,7 @@ def test_wrk8_noise_sweep_is_generate_at_each_noise(
 
 @settings(max_examples=20, deadline=None)
 @given(
-    cells=st.lists(
-        st.tuples(st.sampled_from([None, 0.0, 0.05, 0.12]), st.sampled_from([0.0, 0.2, 0.6, 1.0])),
-        min_size=1,
-        max_size=5,
-    ),
+    cells=sweep_cells([None, 0.0, 0.05, 0.12], [0.0, 0.2, 0.6, 1.0], 5),
     world=st.sampled_from(sorted(WORLDS)),
     n_jobs=st.integers(1, 30),
     seed=st.integers(0, 2**32),
@@ -381,11 +388,7 @@ SHARES = ((0.2, 0.02), (0.8, 0.02), (0.8, 0.1))
 
 @settings(max_examples=20, deadline=None)
 @given(
-    cells=st.lists(
-        st.tuples(st.sampled_from([None, 0.0, 0.12]), st.sampled_from([0.0, 0.3, 0.6, 1.0])),
-        min_size=1,
-        max_size=4,
-    ),
+    cells=sweep_cells([None, 0.0, 0.12], [0.0, 0.3, 0.6, 1.0], 4),
     world=st.sampled_from(sorted(WORLDS)),
     n_jobs=st.integers(1, 30),
     seed=st.integers(0, 2**32),
@@ -497,11 +500,7 @@ def test_wrk8_a_runs_noise_levels_scored_at_once_are_each_alone(
 
 @settings(max_examples=15, deadline=None)
 @given(
-    cells=st.lists(
-        st.tuples(st.sampled_from([None, 0.0, 0.12]), st.sampled_from([0.0, 0.3, 1.0])),
-        min_size=1,
-        max_size=3,
-    ),
+    cells=sweep_cells([None, 0.0, 0.12], [0.0, 0.3, 1.0], 3),
     world=st.sampled_from(sorted(WORLDS)),
     n_jobs=st.integers(1, 40),
     seed=st.integers(0, 2**32),
