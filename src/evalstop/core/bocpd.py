@@ -246,15 +246,39 @@ def decline_probability(state: BocpdState, level_scale: float, slope_scale: floa
     if state.differences == 0:
         return 0.0
     sigma = state.roughness / state.differences / ROUGHNESS_TO_SIGMA
-    level, slope = _precisions(level_scale, slope_scale)
-    total = mass = 0.0
     columns = (state.counts, state.weights, state.s_t, state.s_tt, state.s_y, state.s_ty)
+    probability = _declining(columns, sigma, _precisions(level_scale, slope_scale), -math.inf)
+    assert probability is not None  # no bar: the sum runs to its end
+    return probability
+
+
+def _declining(
+    columns: _Sums, sigma: float, precisions: tuple[float, float], bar: float
+) -> float | None:
+    """:func:`decline_probability` of the columns ``counts`` to ``s_ty`` and the noise
+    ``sigma``, each line from :func:`_lines` when its sums are a row's (the same bits,
+    ``SIG-18``); None as soon as even every hypothesis still to come declining surely
+    (``P(slope < 0) <= 1``) would leave the sum below ``bar`` times the weight of the
+    hypotheses with at least two scores (``-inf``: never)."""
+    counts, weights = columns[0], columns[1]
+    everything = sum([w for n, w in zip(counts, weights, strict=True) if n >= 2])
+    floor = bar * everything
+    level, slope = precisions
+    rows = _lines(level, slope)
+    total = mass = 0.0
     for n, weight, st, stt, sy, sty in zip(*columns, strict=True):
-        if n >= 2:
+        if n < 2:
+            continue
+        row = rows[n] if n < len(rows) else _NO_ROW
+        if st == row[0] and stt == row[1]:
+            _, _, _, c01, c11, _, _, root = row
+        else:
             _, c01, c11, _ = _line(n, st, stt, 0.0, level, slope)
-            sd = sigma * math.sqrt(c11) if sigma > 0 else 0.0
-            total += weight * _below(c01 * sy + c11 * sty, sd)
-            mass += weight
+            root = math.sqrt(c11)
+        total += weight * _below(c01 * sy + c11 * sty, sigma * root if sigma > 0 else 0.0)
+        mass += weight
+        if total + (everything - mass) < floor:  # cannot reach the bar any more
+            return None
     return total / mass if mass > 0 else 0.0
 
 
@@ -414,27 +438,8 @@ class BocpdDetector:
 
     def _declines(self, columns: _Sums, sigma: float) -> bool:
         """Whether :func:`decline_probability` of the new state's columns (``counts`` to
-        ``s_ty``) and noise exceeds ``threshold``, each line from :func:`_lines` when its sums
-        are a row's. It stops early, False, once even every hypothesis still to come
-        declining surely (``P(slope < 0) <= 1``) would leave the probability below
-        ``threshold`` by a margin far above the sums' rounding (``SIG-18``)."""
-        counts, weights = columns[0], columns[1]
-        everything = sum([w for n, w in zip(counts, weights, strict=True) if n >= 2])
-        bar = (self.threshold - 1e-9) * everything
-        level, slope = _precisions(self.level_scale, self.slope_scale)
-        rows = _lines(level, slope)
-        total = mass = 0.0
-        for n, weight, st, stt, sy, sty in zip(*columns, strict=True):
-            if n < 2:
-                continue
-            row = rows[n] if n < len(rows) else _NO_ROW
-            if st == row[0] and stt == row[1]:
-                _, _, _, c01, c11, _, _, root = row
-            else:
-                _, c01, c11, _ = _line(n, st, stt, 0.0, level, slope)
-                root = math.sqrt(c11) if sigma > 0 else 0.0
-            total += weight * _below(c01 * sy + c11 * sty, sigma * root if sigma > 0 else 0.0)
-            mass += weight
-            if total + (everything - mass) < bar:  # cannot reach the threshold any more
-                return False
-        return (total / mass if mass > 0 else 0.0) > self.threshold
+        ``s_ty``) and noise exceeds ``threshold``. The sum stops early, False, once it could
+        no longer reach ``threshold`` by a margin far above its rounding (``SIG-18``)."""
+        precisions = _precisions(self.level_scale, self.slope_scale)
+        probability = _declining(columns, sigma, precisions, self.threshold - 1e-9)
+        return probability is not None and probability > self.threshold
