@@ -11,7 +11,9 @@ decision is the policy's own first fit in key order (``POL-2``) without ranking 
 - after a decision no queued job fits in the room it left (each was skipped with less room
   than its GPUs), so while the free GPUs are no more than that room, only the jobs queued
   since can fit: such a decision (an arrival's, on a busy cluster) fits just them, in key
-  order, and never reads the heaps;
+  order, and never reads the heaps; a decision that found nothing queued leaves any room
+  (no queued job is older than the next ones), so the arrivals that follow it on a cluster
+  that is not full take that path too;
 - the decision takes the jobs it starts off the queue itself (``keeps_starts``), and the
   state reads nothing of a running job, so the engine need not tell it that they started.
 
@@ -32,6 +34,7 @@ __all__ = ["FirstFitState"]
 
 Ranked = tuple[tuple[float, ...], JobId]
 _NOTHING = Decision()
+_ANY = float("inf")  # the room after a decision with nothing queued: any room fits none
 
 
 class FirstFitState:
@@ -54,7 +57,8 @@ class FirstFitState:
         self._buckets: dict[int, list[Ranked]] = {}  # GPU demand -> heap; stale entries skipped
         self._queued: dict[JobId, tuple[Ranked, int]] = {}  # every queued job's entry
         self._fresh: list[tuple[Ranked, int]] = []  # queued since the last decision
-        self._room: int | None = None  # the room the last decision left (None: none yet)
+        # the room the last decision left (None: none yet); infinite when nothing was queued
+        self._room: float | None = None
 
     @property
     def checkpoint_views(self) -> bool:
@@ -92,6 +96,7 @@ class FirstFitState:
         queued, fresh = self._queued, self._fresh
         if not queued:
             fresh.clear()
+            self._room = _ANY
             return _NOTHING
         room = self._room
         starts: list[JobId] = []

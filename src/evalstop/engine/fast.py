@@ -345,13 +345,18 @@ class FastSimulator:
             self._consult(_ARRIVAL, None)
         elif self._needs_arrival:  # _consult's state path, inline (one call less an event)
             decision = state.decide(time, self._free, _ARRIVAL, None)
-            if decision.start or decision.preempt or decision.stop:
+            if decision.preempt or decision.stop:
                 validate(decision, active, self._free, placed)
                 self._apply(decision)
+            elif decision.start:  # starts only: _apply's last phase, inline
+                validate(decision, active, self._free, placed)
+                start = self._start
+                for started in decision.start:
+                    start(active[started])
 
     def _checkpoint(self, record: JobRecord, index: int) -> bool:
         """Fold checkpoint ``index`` into ``record``; True when it was the last one (finish)."""
-        now, job_id = self._now, record.job.spec.job_id
+        now, job_id = self._now, record.job_id
         if index != record.evals_done + 1:
             raise _out_of_order(job_id, index, record)
         observations = record.observations
@@ -375,7 +380,7 @@ class FastSimulator:
 
     def _end(self, record: JobRecord, row: Row) -> None:
         """The job's last checkpoint was folded and logged: it finishes (``row``)."""
-        job_id = record.job.job_id
+        job_id = record.job_id
         del self._running[job_id], self._active[job_id]
         self._free += record.gpus
         self._ended[job_id] = JobStatus.FINISHED
@@ -484,7 +489,7 @@ class FastSimulator:
             )
 
     def _preempt(self, record: JobRecord) -> None:
-        now, job_id = self._now, record.job.job_id
+        now, job_id = self._now, record.job_id
         assert record.since is not None
         record.service += max(0, now - record.since)  # ENG-11: the exact service is kept
         record.since = None
@@ -498,7 +503,7 @@ class FastSimulator:
             self._policy_state.queued(record.view())
 
     def _start(self, record: JobRecord) -> None:
-        now, job_id, gpus = self._now, record.job.job_id, record.gpus
+        now, job_id, gpus = self._now, record.job_id, record.gpus
         self._free -= gpus
         self._running[job_id] = None
         resumes_at = now + self._overhead if record.preemptions else now

@@ -265,6 +265,11 @@ class LogWriter:
 
     def append(self, record: LogRecord) -> None:
         """Append any record (kept whole when the columns cannot hold it exactly)."""
+        if record.reason:  # a reason is never held in the columns (a STOP's, ENG-16)
+            rows = self.rows
+            self._odd[len(self._columns[0]) + len(rows)] = record
+            rows.append((0, _CODE[record.kind], 0, 0, 0, 0, 0.0))
+            return
         row, plain = _row_of(record)
         if not plain:
             self._odd[len(self)] = record

@@ -45,6 +45,7 @@ class JobRecord:
         "folding",
         "gpus",
         "job",
+        "job_id",
         "last_step",
         "next_service",
         "observations",
@@ -68,7 +69,9 @@ class JobRecord:
         watches before any report, so that a run's records share the verdicts their views
         show until their first checkpoint)."""
         self.job = job
-        self.gpus = gpus = job.spec.gpus
+        spec = job.spec
+        self.job_id = spec.job_id
+        self.gpus = gpus = spec.gpus
         self.placement = (gpus, False)  # what validate reads: (GPUs, running); see placed
         self.detectors = detectors  # the policy's, aligned with watches
         self._watches = watches
@@ -78,8 +81,8 @@ class JobRecord:
         self.folding: Any = None if fold is None else fold.kind(watches[0])
         self._deferred: Any = None  # the fold's state while it is folded only when read
         self._fold = None if fold is None else fold.fold
-        self.planned = job.checkpoints
         self.observations = observations = job.observations  # read by Job.checkpoint_service
+        self.planned = len(observations)  # Job.checkpoints
         self.duration = duration = job.truth.duration
         self.last_step = last_step = observations[-1].step
         # service at the next checkpoint: Job.checkpoint_service(1), inlined (MOD-3)
