@@ -61,3 +61,21 @@ def test_sig19_the_pick_and_the_registry_agree() -> None:
     assert pick[1] == make_detector("learned").name
     assert meets[1] == "False"
     assert DEV_PICK != "learned" and DEFAULT_DETECTOR == "noise-aware"
+
+
+def test_sig19_the_scored_range_and_the_decision_agree_with_the_registry() -> None:
+    """SIG-19, SIG-11: the round's page scored the range the spec fixed (seeds 1,003,100 to
+    1,004,199, after every earlier round's), names the commit that fixed the pick, and its
+    decision is the registry's: the pick is DEFAULT_DETECTOR exactly when the page says it
+    becomes the one default."""
+    page = (ROOT / "docs" / "gym-round6.md").read_text(encoding="utf-8")
+    spec = (ROOT / "spec" / "signals.md").read_text(encoding="utf-8")
+    assert "seeds 1,003,100 to 1,004,199" in page and "1,003,100 to 1,004,199" in spec
+    scorer = (SCRIPTS / "gym_round6.py").read_text(encoding="utf-8")
+    assert "FIRST_SEED = 1_003_100" in scorer and "RUNS = 1100" in scorer
+    assert "fixed in commit a8aef8f" in page
+    adopted = "it becomes the one default" in page
+    assert adopted == (DEFAULT_DETECTOR == "learned")
+    assert "disagrees" not in page
+    out = (SCRIPTS / "gym_round6.out").read_text(encoding="utf-8")
+    assert out.startswith(page)
