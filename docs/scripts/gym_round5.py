@@ -63,6 +63,21 @@ def p_value(p: float) -> str:
     return "< 0.001" if p == 0 else f"{p:.2g}"
 
 
+def by_density(runs: Sequence[LabelledRun]) -> list[tuple[int, list[int]]]:
+    """Each density's run indices, then every run's (density 0)."""
+    return [
+        (evals, [i for i, r in enumerate(runs) if evals in (0, r.config.evals)])
+        for evals in (*DENSITIES, 0)
+    ]
+
+
+def summaries(
+    runs: Sequence[LabelledRun], mine: Sequence[RunScore]
+) -> list[tuple[int, list[int], RegretSummary]]:
+    """Each density's (then every run's) indices and ``mine``'s summary over them."""
+    return [(e, keep, summarize_runs([mine[i] for i in keep])) for e, keep in by_density(runs)]
+
+
 def table(runs: Sequence[LabelledRun], scores: Sequence[list[RunScore]]) -> list[str]:
     """One row per detector and density (and every density), and the paired tests."""
     out = [
@@ -71,9 +86,7 @@ def table(runs: Sequence[LabelledRun], scores: Sequence[list[RunScore]]) -> list
         "|---|---|---|---|---|---|---|",
     ]
     for name, mine in zip(NAMES, scores, strict=True):
-        for evals in (*DENSITIES, 0):
-            keep = [i for i, r in enumerate(runs) if evals in (0, r.config.evals)]
-            s = summarize_runs([mine[i] for i in keep])
+        for evals, _, s in summaries(runs, mine):
             goal = ("met" if met(s) else "NOT met") if evals else ""
             out.append(
                 f"| {name} | {evals or 'all'} | {s.runs} ({s.collapsing}) | {pct(s.recall)} | "
@@ -82,8 +95,7 @@ def table(runs: Sequence[LabelledRun], scores: Sequence[list[RunScore]]) -> list
     out.append("")
     for other in NAMES[1:]:
         theirs = scores[NAMES.index(other)]
-        for evals in (*DENSITIES, 0):
-            keep = [i for i, r in enumerate(runs) if evals in (0, r.config.evals)]
+        for evals, keep in by_density(runs):
             tests = paired([scores[0][i] for i in keep], [theirs[i] for i in keep])
             where = f"{evals} evaluations" if evals else "every density"
             out.append(f"- {CANDIDATE} vs {other}, {where}: {tests}")
@@ -103,6 +115,17 @@ def harmed(name: str) -> list[str]:
         if score.stop_class.value == "harmful":
             out.append(f"{source.name} (regret {pct(score.regret)})")
     return out
+
+
+def publish(path: Path, page: Sequence[str]) -> None:
+    """Write ``page`` to ``path``, print it and the CPU seconds of this process and its
+    workers (the round scripts' committed ``.out``)."""
+    path.write_text("\n".join(page) + "\n", encoding="utf-8")
+    print("\n".join(page))
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    print(f"\nCPU seconds (this process and its workers): {cpu:.0f}")
 
 
 def main() -> None:
@@ -159,12 +182,7 @@ def main() -> None:
         "\n## Decision\n",
         decision,
     ]
-    PAGE.write_text("\n".join(page) + "\n", encoding="utf-8")
-    print("\n".join(page))
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    print(f"\nCPU seconds (this process and its workers): {cpu:.0f}")
+    publish(PAGE, page)
 
 
 if __name__ == "__main__":

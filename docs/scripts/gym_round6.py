@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import resource
 from collections.abc import Sequence
 from pathlib import Path
 
-from gym_round5 import harmed, met, p_value, pct
+from gym_round5 import by_density, harmed, met, p_value, pct, publish, summaries
 
 from evalstop.core.detectors import Detector
 from evalstop.core.registry import DEFAULT_DETECTOR, make_detector
-from evalstop.core.regret import RunScore, summarize_runs
+from evalstop.core.regret import RegretSummary, RunScore, summarize_runs
 from evalstop.experiments.grid import DENSITIES
 from evalstop.experiments.scoreboard.guard import guard
 from evalstop.experiments.scoreboard.gym import gym_scores
@@ -86,31 +85,37 @@ def interval(successes: int, trials: int) -> str:
     return f"{pct(successes / trials)} [{pct(low)}, {pct(high)}]"
 
 
+HEADER = (
+    "| detector | evaluations | runs (hacking) | recall | harmful | mean floored regret "
+    "| median regret | regret > 5% | goal |",
+    "|---|---|---|---|---|---|---|---|---|",
+)
+
+
+def row(name: str, evals: int, s: RegretSummary, caught: int) -> str:
+    """One table row: ``caught`` of ``s``'s hacking runs stopped, at density ``evals`` (0:
+    every run)."""
+    goal = ("met" if met(s) else "NOT met") if evals else ""
+    return (
+        f"| {name} | {evals or 'all'} | {s.runs} ({s.collapsing}) | "
+        f"{interval(caught, s.collapsing)} | {interval(s.harmful_healthy, s.healthy)} | "
+        f"{pct(s.floored_regret)} | {pct(s.median_regret)} | {pct(s.over_share)} | {goal} |"
+    )
+
+
 def table(
     runs: Sequence[LabelledRun], names: Sequence[str], scores: Sequence[list[RunScore]]
 ) -> list[str]:
     """One row per detector and density (and every density), and the paired tests."""
-    out = [
-        "| detector | evaluations | runs (hacking) | recall | harmful | mean floored regret "
-        "| median regret | regret > 5% | goal |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    out = list(HEADER)
     for name, mine in zip(names, scores, strict=True):
-        for evals in (*DENSITIES, 0):
-            keep = [i for i, r in enumerate(runs) if evals in (0, r.config.evals)]
-            s = summarize_runs([mine[i] for i in keep])
-            caught = sum(mine[i].stopped and mine[i].collapsing for i in keep)
-            goal = ("met" if met(s) else "NOT met") if evals else ""
-            out.append(
-                f"| {name} | {evals or 'all'} | {s.runs} ({s.collapsing}) | "
-                f"{interval(caught, s.collapsing)} | {interval(s.harmful_healthy, s.healthy)} | "
-                f"{pct(s.floored_regret)} | {pct(s.median_regret)} | {pct(s.over_share)} | "
-                f"{goal} |"
-            )
+        out += [
+            row(name, evals, s, sum(mine[i].stopped and mine[i].collapsing for i in keep))
+            for evals, keep, s in summaries(runs, mine)
+        ]
     out.append("")
     for k, other in enumerate(names[1:], start=1):
-        for evals in (*DENSITIES, 0):
-            keep = [i for i, r in enumerate(runs) if evals in (0, r.config.evals)]
+        for evals, keep in by_density(runs):
             tests = paired([scores[0][i] for i in keep], [scores[k][i] for i in keep])
             where = f"{evals} evaluations" if evals else "every density"
             out.append(f"- {names[0]} vs {other}, {where}: {tests}")
@@ -196,12 +201,7 @@ def main() -> None:
         "\n## Decision\n",
         decision(names[0], dev, test, passes),
     ]
-    PAGE.write_text("\n".join(page) + "\n", encoding="utf-8")
-    print("\n".join(page))
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    print(f"\nCPU seconds (this process and its workers): {cpu:.0f}")
+    publish(PAGE, page)
 
 
 if __name__ == "__main__":
