@@ -73,7 +73,7 @@ def test_sig19_the_scored_range_and_the_decision_agree_with_the_registry() -> No
     assert "seeds 1,003,100 to 1,004,199" in page and "1,003,100 to 1,004,199" in spec
     scorer = (SCRIPTS / "gym_round6.py").read_text(encoding="utf-8")
     assert "FIRST_SEED = 1_003_100" in scorer and "RUNS = 1100" in scorer
-    assert "fixed in commit a8aef8f" in page
+    assert "fixed in commit 8fa1e81" in page
     adopted = "it becomes the one default" in page
     assert adopted == (DEFAULT_DETECTOR == "learned")
     assert "disagrees" not in page
