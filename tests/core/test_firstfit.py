@@ -89,6 +89,24 @@ def test_pol10_freed_gpus_reach_a_job_queued_before_the_last_decision() -> None:
     assert state.decide(3, 1, EventKind.COMPLETION, None).start == (3,)
 
 
+def test_pol10_after_nothing_queued_the_arrivals_fit_from_the_fresh_list() -> None:
+    """POL-10: a decision that found nothing queued leaves any room: the next arrivals are
+    fitted from the jobs queued since, in key order, and one that does not fit waits in its
+    heap until an end frees enough, ahead of a later, smaller job."""
+    state = fifo.start_run(4)
+    assert state is not None
+    assert state.decide(0, 2, EventKind.COMPLETION, None).start == ()  # nothing queued
+    big, small, later = (
+        JobView(i, JobKind.LORA, g, i, 10, 1, "t", None) for i, g in ((1, 3), (2, 1), (3, 1))
+    )
+    state.queued(big)
+    state.queued(small)
+    assert state.decide(1, 2, EventKind.ARRIVAL, None).start == (2,)  # big waits: room 1
+    state.queued(later)
+    assert state.decide(2, 1, EventKind.ARRIVAL, None).start == (3,)  # the fresh one fits
+    assert state.decide(3, 3, EventKind.COMPLETION, None).start == (1,)  # an end: big first
+
+
 def test_pol10_a_wrapper_keeps_its_starts_when_its_base_does() -> None:
     """POL-10: EvalStop's state says what its base's says; a preemptive base's state keeps
     none (it reads its running jobs)."""

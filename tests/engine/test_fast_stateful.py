@@ -169,7 +169,7 @@ class FastAgainstStep(AgainstStep):
     @initialize(
         system=st.sampled_from(SYSTEMS),
         overhead=st.sampled_from([0, 3, 30]),
-        chunk=st.sampled_from([1, 3, 4096]),
+        chunk=st.sampled_from([1, 3, 1024]),
     )
     def setup(self, system: str, overhead: int, chunk: int) -> None:
         self.start(FastSimulator, system, overhead, chunk)

@@ -71,7 +71,7 @@ _CODE = KIND_CODES
 _SCORED = frozenset({_CODE[LogKind.CHECKPOINT], _CODE[LogKind.FINISH]})
 _TYPECODES = ("q", "b", "q", "i", "i", "q", "d")  # time, kind, job, gpus, index, step, score
 _LIMITS = (2**63, 0, 2**63, 2**31, 2**31, 2**63)
-_CHUNK = 4096
+_CHUNK = 1024
 _count, _pack = operator.countOf, struct.pack
 
 

@@ -43,6 +43,9 @@ def validate(
         if wanted > free:
             raise InvalidDecisionError(f"starts need {wanted} GPUs but only {free} would be free")
         return
+    if not (start or preempt) and len(stop) == 1:  # one stop alone: it frees, needs nothing
+        _gpus_of(active, placed, stop[0].job_id, None, "stop", "active")
+        return
     named = [o.job_id for o in stop]
     named.extend(preempt)
     named.extend(start)
