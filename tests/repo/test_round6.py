@@ -32,11 +32,12 @@ def script(path: Path, name: str) -> ModuleType:
 
 def test_sig19_the_dev_script_reads_the_dev_split_only() -> None:
     """SIG-19: tune_round6.py chooses on dev seeds 0-2999, holds out dev seeds 4000-4999, never
-    names the test split, the corpus or the supervised curves, and its grid is the spec's:
+    names the test split, the corpus or the supervised curves (nor does round6_limits.py, its
+    information), and its grid is the spec's:
     learned's seven thresholds at its shipped weights, then thirty noise-aware points."""
-    source = TUNE.read_text(encoding="utf-8")
     names = r"""["']test["']|1_?00[0-9]_?[0-9]{3}|healthy-supervised|real_scores|evalstop\.data"""
-    assert not re.search(names, source)
+    for path in (TUNE, SCRIPTS / "round6_limits.py"):
+        assert not re.search(names, path.read_text(encoding="utf-8")), path.name
     module = script(TUNE, "tune_round6")
     assert module.TUNING == 3000 and range(4000, 5000) == module.HOLDOUT
     grid = module.grid()
