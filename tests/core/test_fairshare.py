@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -12,11 +13,13 @@ from sortedcontainers import SortedList
 
 from builders import cluster_view, job_view, log_lines, make_job, simulate
 from evalstop.core import fairshare
-from evalstop.core.boundary import EventKind, JobView
+from evalstop.core.boundary import EventKind
 from evalstop.core.decision import Decision
 from evalstop.core.fairshare import fair_share, fair_share_ranking
 from evalstop.core.model import Job
+from evalstop.core.ranking import RunningTail
 from evalstop.core.registry import make_policy
+from evalstop.core.tenantorder import TenantOrder
 from evalstop.core.wrapper import EvalStop
 from evalstop.engine.fast import FastSimulator
 from evalstop.sim.workload import WorkloadConfig, generate
@@ -90,8 +93,8 @@ def test_fsh4_one_tenant_decides_in_submit_order_without_ranking_everyone(
 ) -> None:
     """FSH-4: 1,000 running jobs of one tenant fill the cluster and a 2-GPU job of the same
     tenant arrives: the state's decision is the policy's (nothing moves: it ranks last), taken
-    without ranking every active job; a second tenant's job sends it back to the ranking,
-    and once that tenant is gone it leaves it again."""
+    without ranking every active job; a second tenant's job sends it to the tenants' orders,
+    which decide from then on, also once that tenant is gone."""
     running = [job_view(i, submit=i, running_since=i) for i in range(1_000)]
     state = fair_share.start_run(1_000)
     for view in running:
@@ -117,13 +120,16 @@ def test_fsh4_one_tenant_decides_in_submit_order_without_ranking_everyone(
     assert state.decide(2_001, 0, EventKind.ARRIVAL, None) == expected and ranked == [1]
     state.ended(6_000)
     ranked.clear()
-    assert state.decide(2_002, 0, EventKind.ARRIVAL, None) == Decision() and ranked == []
+    assert state.decide(2_002, 0, EventKind.ARRIVAL, None) == Decision() and ranked == [1]
 
 
-def test_fsh4_several_tenants_read_the_ranking_only_as_far_as_it_can_change() -> None:
+def test_fsh4_several_tenants_read_the_ranking_only_as_far_as_it_can_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """FSH-4: tenants a and b run five 1-GPU jobs each on 10 GPUs and queue 500 each; a job
     of a new tenant c arrives: the decision (the policy's: c's job starts, b's latest running
-    job is preempted) reads the ranking only up to the last running job and c's job."""
+    job is preempted) computes no queued job's key but the tenants' first ones (kept between
+    decisions) and reads only a few running jobs from the lowest ranked up."""
     running = [job_view(i, submit=i, tenant=t, running_since=100) for i in range(5) for t in "ab"]
     running = [attrs.evolve(v, job_id=v.job_id * 2 + (v.tenant == "b")) for v in running]
     queued = [job_view(1_000 + i, submit=10 + i, tenant=t) for i in range(500) for t in "ab"]
@@ -134,23 +140,30 @@ def test_fsh4_several_tenants_read_the_ranking_only_as_far_as_it_can_change() ->
         state.started(view)
     for view in [*queued, new]:
         state.queued(view)
-    read: list[int] = []
+    keyed: list[int] = []
+    drawn: list[int] = []
+    key = TenantOrder.key
 
-    class Counting(dict[int, JobView]):
-        """The queued jobs, counting lookups: the walk looks up each job it reads once."""
+    def counting_key(self: TenantOrder, i: int) -> Any:
+        keyed.append(i)
+        return key(self, i)
 
-        def get(self, key: int, default: Any = None) -> Any:
-            read.append(key)
-            return super().get(key, default)
+    def counting_tail(source: Iterator[Any]) -> RunningTail:
+        def draw() -> Iterator[Any]:
+            for entry in source:
+                drawn.append(1)
+                yield entry
 
-    assert isinstance(state, fairshare.FairShareState)
-    state._queued = Counting(state._queued)
+        return RunningTail(draw())
+
+    monkeypatch.setattr(TenantOrder, "key", counting_key)
+    monkeypatch.setattr(fairshare, "RunningTail", counting_tail)
     decided = state.decide(600, 0, EventKind.ARRIVAL, None)
     queued_order = sorted([*queued, new], key=lambda v: (v.submit_time, v.job_id))
     expected = fair_share(cluster_view(total=10, running=running, queued=queued_order, time=600))
     assert decided == expected
     assert decided.start == (9_999,) and decided.preempt == (9,)
-    assert len(set(read)) <= 13  # the jobs read (each looked up once a read)
+    assert len(keyed) <= 2 and len(drawn) <= 3, (keyed, drawn)
 
 
 def test_fsh4_one_tenant_keeps_no_per_tenant_order_until_a_second_tenant_is_active(
@@ -205,3 +218,112 @@ def test_fsh4_the_state_decides_as_the_policy_as_tenants_come_and_go(
         sim.submit(job)
     sim.run()
     assert len(sim.log) >= 2 * len(jobs)
+
+
+def test_fsh5_an_arrival_that_fits_nowhere_decides_nothing_without_a_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FSH-5: tenants a and b hold all 8 GPUs (the last decision applied); a job of a, which
+    ranks after every running job, arrives: nothing fits, decided without a walk. A job of a
+    new tenant c, ranked first, fits by preempting b's last job: the decision walks, and is
+    the policy's."""
+    running = [job_view(i, submit=i, tenant="ab"[i % 2], running_since=0) for i in range(8)]
+    state = fair_share.start_run(8)
+    for view in running:
+        state.started(view)
+    walked: list[int] = []
+    original = fairshare.FairShareState._walk
+
+    def counting(self: fairshare.FairShareState) -> Decision:
+        walked.append(1)
+        return original(self)
+
+    monkeypatch.setattr(fairshare.FairShareState, "_walk", counting)
+    assert state.decide(8, 0, EventKind.ARRIVAL, None) == Decision()  # settles
+    late = job_view(20, submit=9, tenant="a")
+    state.queued(late)
+    walked.clear()
+    cluster = cluster_view(total=8, running=running, queued=[late], time=9)
+    assert state.decide(9, 0, EventKind.ARRIVAL, None) == fair_share(cluster) == Decision()
+    assert walked == []
+    new = job_view(21, submit=10, tenant="c")
+    state.queued(new)
+    cluster = attrs.evolve(cluster, queued=(late, new), time=10)
+    expected = fair_share(cluster)
+    assert expected.start == (21,) and expected.preempt == (7,)
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == expected and walked == [1]
+
+
+def _tenanted(draw: st.DrawFn) -> tuple[tuple[Job, ...], int, list[int]]:
+    n = draw(st.integers(5, 60))
+    gpus = draw(st.sampled_from([4, 8, 16]))
+    load = draw(st.sampled_from([0.8, 1.5, 3.0]))
+    seed = draw(st.integers(0, 2**16))
+    jobs = generate(WorkloadConfig(n_jobs=n, gpus=gpus, load=load), seed=seed).jobs
+    tenants = draw(st.lists(st.sampled_from("abcd"), min_size=n, max_size=n))
+    coarse = draw(st.sampled_from([1, 200]))  # 200: many jobs submitted at the same time
+    jobs = tuple(
+        Job(
+            attrs.evolve(job.spec, tenant=t, submit_time=job.spec.submit_time // coarse * coarse),
+            job.truth,
+            job.observations,
+        )
+        for job, t in zip(jobs, tenants, strict=True)
+    )
+    order = draw(st.permutations(range(n)))  # submitted in any order: ties arrive in it
+    return jobs, gpus, order
+
+
+@given(st.composite(_tenanted)(), st.sampled_from(["fair-share", "evalstop+fair-share"]))
+def test_fsh4_fsh5_several_tenants_decide_as_the_policy(
+    work: tuple[tuple[Job, ...], int, list[int]], system: str
+) -> None:
+    """FSH-4, FSH-5, POL-6: up to four tenants, jobs submitted at the same times and in any
+    order (a job can join its tenant's order before one it follows: rebuilt), deep queues and
+    preemptions: every decision of the fast engine's state equals the policy's on the same
+    cluster (``check=True`` compares them at each decision)."""
+    jobs, gpus, order = work
+    sim = FastSimulator(make_policy(system), gpus, check=True)
+    for i in order:
+        sim.submit(jobs[i])
+    sim.run()
+    assert len(sim.log) >= 2 * len(jobs)
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 4), st.booleans(), st.booleans()), min_size=1, max_size=40),
+    st.integers(0, 60),
+    st.integers(0, 3),
+)
+def test_fsh4_a_tenant_order_finds_keys_as_a_sum_over_its_active_jobs(
+    jobs: list[tuple[int, bool, bool]], bound: int, seen: int
+) -> None:
+    """FSH-4: a tenant's order (Fenwick tree) gives each active job's key (GPUs of the
+    active jobs before it, submit, id), the last position whose jobs ask for fewer than a
+    bound, and the first queued job of a demand ranked after a key, as sums over its active
+    jobs do."""
+    order = TenantOrder()
+    active: dict[int, int] = {}
+    for job_id, (gpus, _ends, queued) in enumerate(jobs):
+        i = order.append(job_id, job_id, gpus)
+        assert i == job_id + 1
+        active[i] = gpus
+        if queued:
+            order.queued.setdefault(gpus, SortedList()).add(i)
+    for i, (gpus, ends, queued) in enumerate(jobs, start=1):
+        if ends:
+            order.add(i, -gpus)
+            del active[i]
+            if queued:
+                order.queued[gpus].remove(i)
+    for i in active:
+        assert order.key(i) == ((sum(g for j, g in active.items() if j < i), i - 1), i - 1)
+    below = max(
+        [m for m in range(len(jobs) + 1) if sum(active.get(j, 0) for j in range(1, m + 1)) < bound],
+        default=-1,
+    )
+    assert order.below(bound) == below
+    at = ((bound, seen), seen)
+    for gpus, indices in order.queued.items():
+        later = [order.key(i) for i in indices if order.key(i) > at]
+        assert order.after(gpus, at) == (min(later) if later else None)

@@ -21,13 +21,23 @@ and decides on them with the same ranking, without a :class:`ClusterView` being 
 every active job belongs to one tenant (a synthetic workload, a single-team cluster) the
 ranking is submit order, and the state decides through an ordered state of preemptive
 submit order (:class:`~evalstop.core.ranking.PriorityState`, ``POL-9``) kept beside it
-(``FSH-4``); with several tenants it ranks every active job at each decision.
+(``FSH-4``). Once jobs of several tenants are active it keeps each tenant's order
+(:class:`~evalstop.core.tenantorder.TenantOrder`) and walks the merged ranking from change to
+change as ``POL-9`` does (``FSH-4``); an arrival after a settled decision that fits nowhere
+decides nothing without a walk (``FSH-5``).
+
+Longer than 400 lines: the state's bookkeeping of the tenants' orders (as jobs join, start,
+are preempted and end), its settled check and its walk read and keep the same fields (each
+tenant's running order, the first queued job of each demand per tenant); apart, each would
+reach into the other's fields. The per-tenant order itself is in its own module.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
-from collections.abc import Callable, Iterator
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -39,11 +49,13 @@ from evalstop.core.detectors import Detector
 from evalstop.core.gpus import first_fit
 from evalstop.core.model import JobId
 from evalstop.core.policy import PolicyState
-from evalstop.core.ranking import PriorityState
+from evalstop.core.ranking import PriorityState, RunningTail, walk
+from evalstop.core.tenantorder import Ranked, TenantOrder
 
 __all__ = ["FairShare", "FairShareState", "fair_share", "fair_share_ranking"]
 
 _NOTHING = Decision()
+_first = operator.itemgetter(0)
 
 
 def fair_share_ranking(jobs: tuple[JobView, ...]) -> list[JobView]:
@@ -122,18 +134,22 @@ _SUBMIT_ORDER = _SubmitOrder()
 
 
 class FairShareState:
-    """The queued (arrival order) and running (start order) jobs of one run (``POL-6``), each
-    tenant's active jobs in submit order, and their order as one tenant's (``FSH-4``)."""
+    """The queued (arrival order) and running (start order) jobs of one run (``POL-6``), and
+    either their order as one tenant's or each tenant's order (``FSH-4``)."""
 
     __slots__ = (
         "_active",
-        "_demands",
+        "_fresh",
+        "_heads",
         "_one",
+        "_pending",
         "_queued",
         "_running",
         "_running_gpus",
+        "_settled",
         "_tenants",
         "_total",
+        "_where",
     )
 
     def __init__(self, total_gpus: int, one_tenant: PolicyState | None) -> None:
@@ -141,14 +157,18 @@ class FairShareState:
         self._queued: dict[JobId, JobView] = {}
         self._running: dict[JobId, JobView] = {}
         self._running_gpus = 0
-        self._demands: dict[int, int] = {}  # queued jobs per GPU demand
         self._active: dict[str, int] = {}  # active jobs per tenant
-        # each tenant's (submit, id), in order: built once jobs of two tenants are active
-        # (FSH-4; with no order of one tenant beside it, from the start), kept from then on
-        self._tenants: dict[str, SortedList[tuple[int, JobId]]] | None = (
-            None if one_tenant is not None else {}
-        )
+        # each tenant's order: built once jobs of two tenants are active (FSH-4; with no
+        # order of one tenant beside it, from the start), kept from then on
+        self._tenants: dict[str, TenantOrder] | None = None if one_tenant is not None else {}
+        self._where: dict[JobId, tuple[TenantOrder, int]] = {}  # an active job's tenant, index
+        # per GPU demand, each tenant's first queued job of that demand: its key
+        self._heads: dict[int, dict[str, Ranked]] = {}
         self._one = one_tenant  # preemptive submit order over the same jobs
+        # FSH-5: since the last decision nothing changed but what it said and arrivals
+        self._settled = False
+        self._pending: set[JobId] = set()  # its starts and preemptions not told yet
+        self._fresh: list[tuple[Ranked, int]] = []  # jobs that arrived since: keys, GPUs
 
     @property
     def checkpoint_views(self) -> bool:
@@ -158,55 +178,39 @@ class FairShareState:
         """``POL-12``: fair-share never re-plans at a checkpoint (``FSH-2``)."""
         return False
 
-    def _join(self, job: JobView) -> None:
-        tenant = job.tenant
-        self._active[tenant] = self._active.get(tenant, 0) + 1
-        tenants = self._tenants
-        if tenants is None:
-            if len(self._active) < 2:
-                return
-            tenants = self._tenants = self._by_tenant()
-        jobs = tenants.get(tenant)
-        if jobs is None:
-            jobs = tenants[tenant] = SortedList()
-        jobs.add((job.submit_time, job.job_id))
-
-    def _by_tenant(self) -> dict[str, SortedList[tuple[int, JobId]]]:
-        """Each tenant's active jobs in submit order, from the queued and running ones."""
-        keys: dict[str, list[tuple[int, JobId]]] = {}
-        for view in (*self._queued.values(), *self._running.values()):
-            keys.setdefault(view.tenant, []).append((view.submit_time, view.job_id))
-        return {tenant: SortedList(jobs) for tenant, jobs in keys.items()}
-
-    def _count(self, gpus: int, change: int) -> None:
-        left = self._demands.get(gpus, 0) + change
-        if left:
-            self._demands[gpus] = left
-        else:
-            del self._demands[gpus]
-
     def queued(self, job: JobView) -> None:
         job_id = job.job_id
         was = self._running.pop(job_id, None)
+        known = job_id in self._queued
+        self._queued[job_id] = job
         if was is not None:
             self._running_gpus -= was.gpus
-        elif job_id not in self._queued:
-            self._join(job)
-        if job_id not in self._queued:
-            self._count(job.gpus, 1)
-        self._queued[job_id] = job
+            if self._tenants is not None:
+                self._preempted(job)
+                self._told(job_id)
+        elif not known:
+            key = self._join(job, False)
+            if key is None:
+                self._unsettle()
+            elif self._settled:
+                self._fresh.append((key, job.gpus))
         if self._one is not None:
             self._one.queued(job)
 
     def started(self, job: JobView) -> None:
         job_id = job.job_id
-        if self._queued.pop(job_id, None) is not None:
-            self._count(job.gpus, -1)
-        elif job_id not in self._running:
-            self._join(job)
-        if job_id not in self._running:
-            self._running_gpus += job.gpus
+        was = self._queued.pop(job_id, None)
+        known = job_id in self._running
         self._running[job_id] = job
+        if not known:
+            self._running_gpus += job.gpus
+        if was is not None:
+            if self._tenants is not None:
+                self._started(job)
+                self._told(job_id)
+        elif not known:
+            self._join(job, True)
+            self._unsettle()
         if self._one is not None:
             self._one.started(job)
 
@@ -216,9 +220,8 @@ class FairShareState:
 
     def ended(self, job_id: JobId) -> None:
         job = self._queued.pop(job_id, None)
-        if job is not None:
-            self._count(job.gpus, -1)
-        else:
+        running = job is None
+        if job is None:
             job = self._running.pop(job_id, None)
             if job is None:
                 return
@@ -230,76 +233,218 @@ class FairShareState:
         else:
             del self._active[tenant]
         if self._tenants is not None:
-            jobs = self._tenants[tenant]
-            jobs.remove((job.submit_time, job_id))
-            if not jobs:
-                del self._tenants[tenant]
+            self._leave(job, running)
+            self._unsettle()
         if self._one is not None:
             self._one.ended(job_id)
+
+    def _told(self, job_id: JobId) -> None:
+        """A job started or was preempted: as the last decision said, or a change."""
+        if job_id in self._pending:
+            self._pending.discard(job_id)
+        else:
+            self._unsettle()
+
+    def _unsettle(self) -> None:
+        self._settled = False
+        self._fresh.clear()
+
+    def _join(self, job: JobView, running: bool) -> Ranked | None:
+        """A job not seen before (in the dicts already); its key when it joined its tenant's
+        order last, else None."""
+        tenant = job.tenant
+        self._active[tenant] = self._active.get(tenant, 0) + 1
+        tenants = self._tenants
+        if tenants is None:
+            if len(self._active) < 2:
+                return None
+            self._tenants = {}
+            for name in self._active:
+                self._rebuild(name)
+            self._one = None  # from now on the tenants' orders decide, one tenant or several
+            return None
+        order = tenants.get(tenant)
+        if order is None:
+            order = tenants[tenant] = TenantOrder()
+        elif (job.submit_time, job.job_id) < order.ids[-1]:
+            self._rebuild(tenant)  # joined before a job it follows: indices anew
+            return None
+        return self._place(order, job, running)
+
+    def _rebuild(self, name: str) -> None:
+        """Tenant ``name``'s order from its active jobs."""
+        assert self._tenants is not None
+        old = self._tenants.pop(name, None)
+        if old is not None:
+            for gpus in old.queued:
+                heads = self._heads[gpus]
+                del heads[name]
+                if not heads:
+                    del self._heads[gpus]
+        views = [v for v in (*self._queued.values(), *self._running.values()) if v.tenant == name]
+        if views:
+            order = self._tenants[name] = TenantOrder()
+            for view in sorted(views, key=lambda v: (v.submit_time, v.job_id)):
+                self._place(order, view, view.job_id in self._running)
+
+    def _place(self, order: TenantOrder, job: JobView, running: bool) -> Ranked:
+        """Job ``job`` joins its tenant's ``order`` last: its key."""
+        gpus = job.gpus
+        i = order.append(job.submit_time, job.job_id, gpus)
+        key: Ranked = ((order.gpus, job.submit_time), job.job_id)
+        order.gpus += gpus
+        self._where[job.job_id] = (order, i)
+        if running:
+            order.run.append((key, gpus))
+            order.run_idx.append(i)
+        else:
+            self._queue_at(order, job.tenant, i, key, gpus)
+        return key
+
+    def _queue_at(self, order: TenantOrder, name: str, i: int, key: Ranked, gpus: int) -> None:
+        indices = order.queued.get(gpus)
+        if indices is None:
+            indices = order.queued[gpus] = SortedList()
+        indices.add(i)
+        heads = self._heads.get(gpus)
+        if heads is None:
+            heads = self._heads[gpus] = {}
+        head = heads.get(name)
+        if head is None or key < head:
+            heads[name] = key
+
+    def _preempted(self, job: JobView) -> None:
+        order, i = self._where[job.job_id]
+        at = bisect.bisect_left(order.run_idx, i)
+        key = order.run[at][0]
+        del order.run[at], order.run_idx[at]
+        self._queue_at(order, job.tenant, i, key, job.gpus)
+
+    def _started(self, job: JobView) -> None:
+        order, i = self._where[job.job_id]
+        gpus, name = job.gpus, job.tenant
+        indices = order.queued[gpus]
+        indices.remove(i)
+        heads = self._heads[gpus]
+        key = heads[name]
+        if key[1] == job.job_id:  # its demand's first: the next one is
+            if indices:
+                heads[name] = order.key(indices[0])
+            else:
+                del heads[name]
+                if not heads:
+                    del self._heads[gpus]
+        else:
+            key = order.key(i)
+        if not indices:
+            del order.queued[gpus]
+        at = bisect.bisect_left(order.run_idx, i)
+        order.run.insert(at, (key, gpus))
+        order.run_idx.insert(at, i)
+
+    def _leave(self, job: JobView, running: bool) -> None:
+        """An active job ended: its tenant's later jobs ask for ``gpus`` GPUs less before."""
+        order, i = self._where.pop(job.job_id)
+        gpus, name = job.gpus, job.tenant
+        order.add(i, -gpus)
+        order.gpus -= gpus
+        at = bisect.bisect_left(order.run_idx, i)
+        first = False  # whether it was its demand's first queued job
+        if running:
+            del order.run[at], order.run_idx[at]
+        else:
+            indices = order.queued[gpus]
+            indices.remove(i)
+            first = self._heads[gpus][name][1] == job.job_id
+            if not indices:
+                del order.queued[gpus]
+        if at < len(order.run):
+            order.run[at:] = [(((b - gpus, s), j), g) for ((b, s), j), g in order.run[at:]]
+        where = self._where
+        for demand in order.queued:
+            heads = self._heads[demand]
+            head = heads[name]
+            if not (first and demand == gpus) and where[head[1]][1] > i:
+                heads[name] = ((head[0][0] - gpus, head[0][1]), head[1])
+        if first:
+            heads = self._heads[gpus]
+            if gpus in order.queued:
+                heads[name] = order.key(order.queued[gpus][0])
+            else:
+                del heads[name]
+                if not heads:
+                    del self._heads[gpus]
+        if name not in self._active:
+            del self._tenants[name]  # type: ignore[union-attr]
 
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
         if not self._queued:
+            self._settled = True  # every active job runs: a fixed point
+            self._pending.clear()
+            self._fresh.clear()
             return _NOTHING
-        if self._one is not None and len(self._active) <= 1:
+        if self._one is not None:
             # one tenant: the jobs it asked for before a job grow with submit order (every
             # job asks for a GPU at least), so FSH-1's ranking is submit order (FSH-4)
             return self._one.decide(time, free_gpus, cause, changed)
-        return self._walk()
+        settled = self._settled and not self._pending
+        decision = self._arrived(free_gpus) if settled else self._walk()
+        self._settled = True
+        self._fresh.clear()
+        self._pending = {*decision.start, *decision.preempt}
+        return decision
 
-    def _tenant_heads(self) -> list[tuple[int, int, JobId, Iterator[tuple[int, JobId]]]]:
-        """A heap of each tenant's first active job in FSH-1's order (GPUs asked before it: 0,
-        submit time, id), with the tenant's later jobs to read."""
-        if self._tenants is None:  # several tenants are active whenever it is read
-            self._tenants = self._by_tenant()
-        heap = []
-        for jobs in self._tenants.values():
-            following = iter(jobs)
-            submit, job_id = next(following)  # a tenant is kept while it has an active job
-            heap.append((0, submit, job_id, following))
-        heapq.heapify(heap)
-        return heap
+    def _arrived(self, free: int) -> Decision:
+        """``FSH-5``: the last decision's packing is still a fixed point but for the jobs
+        that arrived since (each last in its tenant's order: no other key moved). The
+        placed jobs are the running ones, so the room at a newcomer's turn is the free GPUs
+        plus those of the running jobs ranked after it; one that does not fit there changes
+        nothing, so with none fitting nothing is done, else the decision walks."""
+        for key, gpus in self._fresh:
+            if gpus <= free or self._held_after(key, gpus - free):
+                return self._walk()
+        return _NOTHING
+
+    def _held_after(self, key: Ranked, gpus: int) -> bool:
+        """Whether the running jobs ranked after ``key`` hold at least ``gpus`` GPUs."""
+        assert self._tenants is not None
+        held = 0
+        for order in self._tenants.values():
+            run = order.run
+            if run and run[-1][0] > key:
+                at = bisect.bisect_right(run, key, key=_first)
+                held += sum([entry[1] for entry in run[at:]])
+                if held >= gpus:
+                    return True
+        return False
+
+    def _after(self, gpus: int, at: Ranked) -> Ranked | None:
+        """The first queued job of ``gpus`` GPUs ranked after ``at``: the least of each
+        tenant's."""
+        assert self._tenants is not None
+        tenants, best = self._tenants, None
+        for name, head in self._heads[gpus].items():
+            entry = head if head > at else tenants[name].after(gpus, at)
+            if entry is not None and (best is None or entry < best):
+                best = entry
+        return best
 
     def _walk(self) -> Decision:
-        """First fit of the ranking into the cluster (``FSH-1``), read only as far as it can
-        change something (``FSH-4``): past the last running job, only while a queued job's
-        demand still fits in the room left. The ranking is the tenants' submit orders merged
-        as it is read: one heap entry per tenant, replaced in place by its next job (ids are
-        unique, so entries never compare past them)."""
-        slack = self._total - self._running_gpus  # room minus the running GPUs not reached
-        left = self._running_gpus
-        demands = dict(self._demands)  # queued jobs not reached yet, per demand
-        starts: list[JobId] = []
-        dropped: set[JobId] = set()
-        queued, running, replace = self._queued, self._running, heapq.heapreplace
-        heap = self._tenant_heads()
-        while heap:
-            if not left and (not demands or min(demands) > slack):
-                break  # every running job placed; no queued job fits in what is left
-            before, _, job_id, following = heap[0]
-            view = queued.get(job_id)
-            if view is None:
-                gpus = running[job_id].gpus
-                left -= gpus
-                if slack + left < 0:
-                    dropped.add(job_id)
-                    slack += gpus
-            else:
-                gpus = view.gpus
-                if gpus <= slack + left:
-                    starts.append(job_id)
-                    slack -= gpus
-                count = demands[gpus] - 1  # reached: started or never (room only shrinks)
-                if count:
-                    demands[gpus] = count
-                else:
-                    del demands[gpus]
-            after = next(following, None)
-            if after is None:
-                heapq.heappop(heap)
-            else:
-                replace(heap, (before + gpus, after[0], after[1], following))
+        """First fit of the ranking into the cluster (``FSH-1``) from change to change, as
+        ``POL-9`` walks a preemptive priority order (:func:`~evalstop.core.ranking.walk`,
+        ``FSH-4``): the running jobs are read from the lowest ranked up (the tenants' running
+        orders merged), and each demand's next queued job is the least of the tenants' first
+        ones after the walk's position; the preemptions in start order."""
+        assert self._tenants is not None  # built once several tenants were active
+        lowest = [reversed(order.run) for order in self._tenants.values() if order.run]
+        tail = RunningTail(heapq.merge(*lowest, reverse=True))
+        heads: dict[int, Ranked | None] = {
+            gpus: min(first.values()) for gpus, first in sorted(self._heads.items())
+        }
+        starts, out = walk(tail, self._total - self._running_gpus, heads, self._after)
+        dropped = set(out)
         preempt = tuple(j for j in self._running if j in dropped) if dropped else ()
         return Decision(start=tuple(starts), preempt=preempt)
 

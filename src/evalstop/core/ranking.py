@@ -43,7 +43,7 @@ from evalstop.core.boundary import EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobId
 
-__all__ = ["PriorityState", "RankingRule", "RunningTail"]
+__all__ = ["PriorityState", "RankingRule", "RunningTail", "walk"]
 
 Ranked = tuple[tuple[float, ...], JobId]
 _NOTHING = Decision()
@@ -157,6 +157,52 @@ def _lowest_first(
     while low is not None:
         yield low, running[low[1]].gpus
         low = next(kept, None)
+
+
+def walk(
+    tail: RunningTail,
+    slack: int,
+    heads: dict[int, Ranked | None],
+    after: Callable[[int, Ranked], Ranked | None],
+) -> tuple[list[JobId], list[JobId]]:
+    """First fit of every active job, in key order, into the whole cluster (``POL-3``), from
+    change to change (``POL-9``; fair share's tenants' orders walk it too, ``FSH-4``).
+    ``slack`` is the room at the walk's position minus the GPUs of the running jobs not
+    reached yet: a running job keeps its GPUs when the jobs ranked after it hold at least
+    ``-slack``; a queued job of ``d`` GPUs starts when they hold at least ``d - slack``.
+    ``tail``: the running jobs; ``heads``: each demand's first queued job, fewest GPUs first
+    (advanced in place); ``after(gpus, at)``: the first queued job of ``gpus`` GPUs ranked
+    after ``at``. The starts in rank order, and the running jobs that fall out."""
+    at: Ranked | None = None  # the walk's position: everything up to it is decided
+    starts: list[JobId] = []
+    dropped: list[JobId] = []
+    while True:
+        best = tail.first_failing(at, -slack) if slack < 0 else None
+        first, best_gpus, queued = (best[0], best[1], False) if best else (None, 0, False)
+        for gpus, head in heads.items():
+            entry = head
+            if at is not None and entry is not None and entry <= at:
+                # when none of this demand fits at the position, none after it fits
+                # before the next change (fewer running jobs rank after it), nor any job
+                # of a larger demand (they lack more): not looked up
+                if gpus > slack and not tail.holds_after(at, gpus - slack):
+                    break
+                entry = heads[gpus] = after(gpus, at)
+            if entry is None or (first is not None and entry > first):
+                continue
+            if gpus > slack and not tail.holds_after(entry, gpus - slack):
+                continue  # no later job of this demand fits before the next change
+            first, best_gpus, queued = entry, gpus, True
+        if first is None:
+            break
+        at = first
+        if queued:
+            starts.append(first[1])
+            slack -= best_gpus
+        else:
+            dropped.append(first[1])
+            slack += best_gpus
+    return starts, dropped
 
 
 class PriorityState:
@@ -476,46 +522,20 @@ class PriorityState:
 
     def _walk(self, time: int, tail: RunningTail | None = None) -> Decision:
         """First fit of every active job, in key order, into the whole cluster (``POL-3``),
-        from change to change (``POL-9``). ``slack`` is the room at the walk's position minus
-        the GPUs of the running jobs not reached yet: a running job keeps its GPUs when the
-        jobs ranked after it hold at least ``-slack``; a queued job of ``d`` GPUs starts when
-        they hold at least ``d - slack``. ``tail``: the running jobs at ``time``, when read
-        already."""
-        if tail is None:
-            tail = self._tail(time)
-        slack = self._total - self._running_gpus
-        at: Ranked | None = None  # the walk's position: everything up to it is decided
-        starts: list[JobId] = []
-        dropped: list[JobId] = []
-        # each demand's first queued job after the walk's position, fewest GPUs first
-        heads: dict[int, Ranked | None] = dict(sorted(self._heads.items()))
-        while True:
-            best = tail.first_failing(at, -slack) if slack < 0 else None
-            first, best_gpus, queued = (best[0], best[1], False) if best else (None, 0, False)
-            for gpus, head in heads.items():
-                entry = head
-                if at is not None and entry is not None and entry <= at:
-                    # when none of this demand fits at the position, none after it fits
-                    # before the next change (fewer running jobs rank after it), nor any job
-                    # of a larger demand (they lack more): not looked up
-                    if gpus > slack and not tail.holds_after(at, gpus - slack):
-                        break
-                    bucket = self._buckets[gpus]
-                    index = bucket.bisect_right(at)
-                    entry = heads[gpus] = bucket[index] if index < len(bucket) else None
-                if entry is None or (first is not None and entry > first):
-                    continue
-                if gpus > slack and not tail.holds_after(entry, gpus - slack):
-                    continue  # no later job of this demand fits before the next change
-                first, best_gpus, queued = entry, gpus, True
-            if first is None:
-                break
-            at = first
-            if queued:
-                starts.append(first[1])
-                slack -= best_gpus
-            else:
-                dropped.append(first[1])
-                slack += best_gpus
+        from change to change (``POL-9``, :func:`walk`); the preemptions in start order.
+        ``tail``: the running jobs at ``time``, when read already."""
+        buckets = self._buckets
+
+        def after(gpus: int, at: Ranked) -> Ranked | None:
+            bucket = buckets[gpus]
+            index = bucket.bisect_right(at)
+            return bucket[index] if index < len(bucket) else None
+
+        starts, dropped = walk(
+            self._tail(time) if tail is None else tail,
+            self._total - self._running_gpus,
+            dict(sorted(self._heads.items())),
+            after,
+        )
         dropped.sort(key=self._started.__getitem__)
         return Decision(start=tuple(starts), preempt=tuple(dropped))
