@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sortedcontainers import SortedList
 
 from builders import examples, job_view
+from evalstop.core import ranking
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobKind
@@ -170,14 +171,14 @@ def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     cluster = ClusterView(10, 2, 0, (waiting,), tuple(running), EventKind.ARRIVAL)
     assert state.decide(10, 0, EventKind.ARRIVAL, None) == las(cluster) == Decision()
     changed: list[Any] = []
-    for name in ("add", "remove"):
-        original = getattr(SortedList, name)
+    for name in ("_insert", "_remove"):
+        original = getattr(ranking, name)
 
-        def counting(self: SortedList[Any], value: Any, _original: Any = original) -> None:
+        def counting(order: list[Ranked], value: Ranked, _original: Any = original) -> None:
             changed.append(value)
-            _original(self, value)
+            _original(order, value)
 
-        monkeypatch.setattr(SortedList, name, counting)
+        monkeypatch.setattr(ranking, name, counting)
     reported = attrs.evolve(running[0], service=100, running_since=100, evals_done=1)
     state.reported(reported)
     cluster = attrs.evolve(cluster, time=100, running=(reported, running[1]))

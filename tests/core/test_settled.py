@@ -193,3 +193,48 @@ def test_pol11_a_running_key_that_moved_later_is_above_a_newcomer() -> None:
     cluster = ClusterView(4_000, 2, 1, (newcomer,), (runner,), EventKind.ARRIVAL)
     assert decided == BASE_POLICIES["las"](cluster)
     assert decided.start == (2,) and decided.preempt == (1,)
+
+
+def test_pol11_a_key_moving_later_past_no_queued_job_does_not_walk() -> None:
+    """POL-11: under loss-aware two running 1-GPU jobs fill 2 GPUs and a queued one waits
+    behind them. A report lowers the priority of one running job but leaves it before the
+    queued job: decided without walking, nothing done. A later report moves it past the queued
+    job, which now fits at its turn: the decision walks, starts it and preempts the runner, as
+    the policy does."""
+    policy = BASE_POLICIES["loss-aware"]
+    state = policy.start_run(2)
+    assert isinstance(state, PriorityState)
+    walks: list[int] = []
+    original = PriorityState._walk
+
+    def counting(self: PriorityState, time: int, tail: object = None) -> object:
+        walks.append(time)
+        return original(self, time, tail)  # type: ignore[arg-type]
+
+    def view(job_id: int, drop: float, since: int | None) -> JobView:
+        return JobView(
+            job_id, JobKind.LORA, 1, job_id, 50, 1, "one", None, service=10,
+            running_since=since, first_loss=1.0, previous_loss=1.0, last_loss=1.0 - drop,
+        )  # fmt: skip
+
+    runners = {1: view(1, 0.5, 0), 2: view(2, 0.6, 0)}
+    waiting = view(3, 0.3, None)
+    for runner in runners.values():
+        state.started(runner)
+    state.queued(waiting)
+    setattr(PriorityState, "_walk", counting)  # noqa: B010
+    try:
+        assert state.decide(5, 0, EventKind.ARRIVAL, None) == Decision()
+        walks.clear()
+        for time, drop, walked in ((10, 0.4, []), (20, 0.1, [20])):
+            runners[1] = view(1, drop, time)
+            state.reported(runners[1])
+            cluster = ClusterView(
+                time, 2, 0, (waiting,), tuple(runners.values()), EventKind.CHECKPOINT
+            )
+            decided = state.decide(time, 0, EventKind.CHECKPOINT, runners[1])
+            assert decided == policy(cluster)
+            assert walks == walked
+        assert decided.start == (3,) and decided.preempt == (1,)
+    finally:
+        setattr(PriorityState, "_walk", original)  # noqa: B010

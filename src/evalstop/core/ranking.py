@@ -136,8 +136,18 @@ class RunningTail:
         return entries[low - 1] if low else None
 
 
+def _insert(order: list[Ranked], entry: Ranked) -> None:
+    """Add ``entry`` to the sorted list ``order``."""
+    bisect.insort(order, entry)
+
+
+def _remove(order: list[Ranked], entry: Ranked) -> None:
+    """Take ``entry`` (there) out of the sorted list ``order``."""
+    del order[bisect.bisect_left(order, entry)]
+
+
 def _lowest_first(
-    fixed: SortedList[Ranked], moving: SortedList[Ranked], time: int, running: dict[JobId, JobView]
+    fixed: list[Ranked], moving: list[Ranked], time: int, running: dict[JobId, JobView]
 ) -> Iterator[tuple[Ranked, int]]:
     """The running jobs ranked at ``time`` from the lowest up, with their GPUs: the constant
     keys and the falling ones (``POL-8``: stored as first part + time of ranking) merged.
@@ -247,13 +257,15 @@ class PriorityState:
         self._seq = 0
         # POL-7, POL-8: running jobs in key order as of their ranking, kept between decisions
         self._kept = policy.moves_at is not None or policy.falls_until is not None
-        self._fixed: SortedList[Ranked] = SortedList()  # keys constant until their time
-        self._moving: SortedList[Ranked] = SortedList()  # first part + time of ranking
+        # sorted lists (_insert, _remove): they hold one entry per running job, at most one
+        # a GPU, so a C memmove beats a SortedList's Python-level bookkeeping
+        self._fixed: list[Ranked] = []  # keys constant until their time
+        self._moving: list[Ranked] = []  # first part + time of ranking
         self._ranked: dict[JobId, tuple[Ranked, bool, int | None]] = {}  # entry, moving, until
         self._dirty: set[JobId] = set()  # running jobs to (re-)key at the next decision
         self._moves: list[tuple[int, JobId]] = []  # (time its key may move, job), lazy
         # POL-11: since the last decision nothing changed but what it said, arrivals, keys
-        # falling and reports that moved no key later: its packing is still a fixed point
+        # falling and reports: its packing may still be a fixed point (_still_settled)
         self._settled = True
         self._pending: set[JobId] = set()  # its starts and preemptions not told yet
         self._fresh: list[tuple[Ranked, int]] = []  # jobs that arrived since, with their GPUs
@@ -364,7 +376,7 @@ class PriorityState:
     def _unrank(self, job_id: JobId) -> None:
         entry = self._ranked.pop(job_id, None)
         if entry is not None:
-            (self._moving if entry[1] else self._fixed).remove(entry[0])
+            _remove(self._moving if entry[1] else self._fixed, entry[0])
 
     def _rank(self, job_id: JobId, time: int, key: tuple[float, ...] | None = None) -> None:
         """(Re-)key running job ``job_id`` at ``time``; ``key``: its key then, when known."""
@@ -387,8 +399,8 @@ class PriorityState:
             # a new place (a report that moved no key, or a falling key read again, keeps
             # its entry: no sorted-list update)
             if old is not None:
-                (self._moving if old[1] else self._fixed).remove(old[0])
-            (self._moving if moving else self._fixed).add(entry)
+                _remove(self._moving if old[1] else self._fixed, old[0])
+            _insert(self._moving if moving else self._fixed, entry)
         elif old[2] == until:
             return  # the same entry and the same time: the pending move stands
         self._ranked[job_id] = (entry, moving, until)
@@ -442,29 +454,56 @@ class PriorityState:
 
     def _still_settled(self, time: int) -> bool:
         """Whether the last decision's packing is still a fixed point at ``time`` (``POL-11``):
-        it was applied, and no running job's key moved later than it was then (a job started
-        or reported since: its key now against its view's then; a job ranked before: no
-        ``moves_at`` time has come, and falling keys only fall). A running job whose key moves
-        earlier keeps its GPUs and takes none from a job that ran (all running jobs fit the
-        cluster together), and a queued job it passes has even less room than before."""
+        it was applied, no ``moves_at`` time of a job ranked before has come (falling keys
+        only fall), and no queued job that a running key moving later passed now fits (a job
+        started or reported since: its key now against its view's then; :meth:`_passed_fits`).
+        A running job whose key moves earlier keeps its GPUs and takes none from a job that
+        ran (all running jobs fit the cluster together), and a queued job it passes has even
+        less room than before."""
         if not self._settled or self._pending or not self._kept:
             return False
         key, running, then = self._policy.key, self._running, self._decided_at
         reports, dirty = self._reports, self._dirty
+        later: list[tuple[Ranked, Ranked]] = []  # the keys that moved later: from, to
         if dirty:
             keys = []
             for job_id in dirty:
                 view = running[job_id]
                 now = key(view, now=time)
-                if now > key(reports.get(job_id, view), now=then):
-                    return False
+                before = key(reports.get(job_id, view), now=then)
+                if now > before:
+                    later.append(((before, job_id), (now, job_id)))
                 keys.append(now)
             rank = self._rank
             for job_id, now in zip(dirty, keys, strict=True):  # ranked now, as the walk would
                 rank(job_id, time, now)  # their move times are known
             dirty.clear()
         moves = self._moves
-        return not moves or moves[0][0] > time
+        if moves and moves[0][0] <= time:
+            return False
+        return not later or not self._passed_fits(time, later)
+
+    def _passed_fits(self, time: int, later: list[tuple[Ranked, Ranked]]) -> bool:
+        """Whether a demand's first queued job that a running key moving later passed
+        (``POL-11``) now fits at its turn. A demand's first job that none passed has no more
+        room than at the last decision (the running jobs ranked after it are the same, less
+        those whose keys fell past it), so it still does not fit; nor, then, does any later
+        job of its demand (fewer running jobs rank after it). The jobs that arrived since
+        are looked at after (:meth:`_arrived`). Every first job between the lowest ``from``
+        and the highest ``to`` is looked at: one that none passed does not fit either."""
+        low, high = min(later)[0], max(to for _, to in later)
+        slack = self._total - self._running_gpus
+        tail: RunningTail | None = None
+        for gpus, head in self._heads.items():
+            if not low < head < high:
+                continue
+            if gpus <= slack:
+                return True
+            if tail is None:
+                tail = self._tail(time)
+            if tail.holds_after(head, gpus - slack):
+                return True
+        return False
 
     def _arrived(self, time: int, free: int, top: Ranked | None) -> Decision:
         """``POL-11``: the decision while the last one's packing is a fixed point and only
