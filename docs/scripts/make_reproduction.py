@@ -12,6 +12,9 @@ a ``$name`` placeholder filled from the committed inputs in ``docs/data/reproduc
 - ``philly/results.json``: ``evalstop reproduce --quick --trace philly --out DIR``, and
   ``philly/run.json`` (``wall_s``, ``cpu_s``).
 
+The page's plots are the same run's, copied by ``copy_plots.py RUN_DIR`` (which refuses a run
+whose ``results.json`` is not the committed one).
+
 Two more inputs are read where they already live: the calibration (``calibration.py`` on the
 packaged corpus, ``CRV-7``) and EvalStop's precision and FPR on the real curves (the summary
 table of ``docs/real-traces.md``, itself generated and tested). The prose makes claims about

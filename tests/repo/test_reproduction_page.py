@@ -73,3 +73,43 @@ def test_rep10_a_trial_render_leaves_the_readme_alone(tmp_path: Path) -> None:
     copy.write_text(f"{head}{BEGIN}\nstale\n{END}{rest.split(END, 1)[1]}", encoding="utf-8")
     assert main(["--out", str(out), "--readme", str(copy)]) == 0
     assert copy.read_text(encoding="utf-8") == readme.read_text(encoding="utf-8")
+
+
+def test_rep10_the_plots_show_the_committed_results() -> None:
+    """REP-10: docs/img/reproduction was copied from the run whose results.json is committed
+    (its stamp is that file's SHA-256), and holds every plot the page links.
+
+    Recopy with ``python docs/scripts/copy_plots.py RUN_DIR`` after replacing the results.
+    """
+    from copy_plots import IMG, STAMP, digest
+
+    stamp = (IMG / STAMP).read_text(encoding="utf-8").split()[0]
+    assert stamp == digest(DATA / "results.json")
+    linked = {
+        line.split("(img/reproduction/")[1].split(")")[0]
+        for line in PAGE.read_text(encoding="utf-8").splitlines()
+        if "(img/reproduction/" in line
+    }
+    assert linked and all((IMG / name).is_file() for name in linked)
+
+
+def test_rep10_plots_of_other_results_are_not_copied(tmp_path: Path) -> None:
+    """REP-10: copy_plots refuses a run whose results differ from the committed ones (exit 2,
+    nothing copied) and copies a matching run's plots with their stamp."""
+    from copy_plots import STAMP, digest
+    from copy_plots import main as copy_main
+
+    run, img = tmp_path / "run", tmp_path / "img"
+    run.mkdir()
+    results = json.loads((DATA / "results.json").read_text(encoding="utf-8"))
+    for world in results["worlds"]:
+        for name in ("noise", "base_rate", "k", "composability", "curves"):
+            suffix = "" if world == "paper" else f"_{world}"
+            (run / f"{name}{suffix}.png").write_bytes(b"png " + name.encode())
+    (run / "results.json").write_text("{}", encoding="utf-8")
+    assert copy_main([str(run), "--img", str(img)]) == 2
+    assert not img.exists()
+    shutil.copyfile(DATA / "results.json", run / "results.json")
+    assert copy_main([str(run), "--img", str(img)]) == 0
+    assert (img / "k.png").read_bytes() == b"png k"
+    assert (img / STAMP).read_text(encoding="utf-8").split()[0] == digest(DATA / "results.json")
