@@ -238,3 +238,41 @@ def test_pol11_a_key_moving_later_past_no_queued_job_does_not_walk() -> None:
         assert decided.start == (3,) and decided.preempt == (1,)
     finally:
         setattr(PriorityState, "_walk", original)  # noqa: B010
+
+
+def test_pol11_a_key_moving_later_at_its_time_past_no_fitting_job_does_not_walk() -> None:
+    """POL-11, POL-7: under las two running 1-GPU jobs fill 2 GPUs and a 2-GPU job waits
+    behind them. At 3,600 s the first passes its first threshold (its key moves later, at its
+    ``moves_at`` time, past the waiting job, which still lacks a GPU): decided without
+    walking, nothing done. At 3,700 s the second passes it too; the waiting job now fits at its
+    turn: the decision walks, starts it and preempts both, as the policy does."""
+    policy = BASE_POLICIES["las"]
+    state = policy.start_run(2)
+    assert isinstance(state, PriorityState)
+    walks: list[int] = []
+    original = PriorityState._walk
+
+    def counting(self: PriorityState, time: int, tail: object = None) -> object:
+        walks.append(time)
+        return original(self, time, tail)  # type: ignore[arg-type]
+
+    runners = tuple(
+        JobView(i, JobKind.LORA, 1, 0, 50, 1, "one", None, running_since=since)
+        for i, since in ((1, 0), (2, 100))
+    )
+    waiting = JobView(3, JobKind.LORA, 2, 5, 50, 1, "one", None)
+    for runner in runners:
+        state.started(runner)
+    state.queued(waiting)
+    setattr(PriorityState, "_walk", counting)  # noqa: B010
+    try:
+        assert state.decide(10, 0, EventKind.ARRIVAL, None) == Decision()
+        walks.clear()
+        for time, walked in ((3_600, []), (3_700, [3_700])):
+            cluster = ClusterView(time, 2, 0, (waiting,), runners, EventKind.COMPLETION)
+            decided = state.decide(time, 0, EventKind.COMPLETION, None)
+            assert decided == policy(cluster)
+            assert walks == walked
+        assert decided.start == (3,) and decided.preempt == (1, 2)
+    finally:
+        setattr(PriorityState, "_walk", original)  # noqa: B010

@@ -417,12 +417,8 @@ class PriorityState:
         for job_id in self._dirty:
             self._rank(job_id, time)
         self._dirty.clear()
-        moves, kept = self._moves, self._ranked
-        while moves and moves[0][0] <= time:
-            when, job_id = heapq.heappop(moves)
-            entry = kept.get(job_id)
-            if entry is not None and entry[2] == when:  # else an older entry: skip
-                self._unrank(job_id)
+        if self._moves and self._moves[0][0] <= time:
+            for job_id in self._due(time):
                 self._rank(job_id, time)
         return RunningTail(_lowest_first(self._fixed, self._moving, time, running))
 
@@ -454,9 +450,10 @@ class PriorityState:
 
     def _still_settled(self, time: int) -> bool:
         """Whether the last decision's packing is still a fixed point at ``time`` (``POL-11``):
-        it was applied, no ``moves_at`` time of a job ranked before has come (falling keys
-        only fall), and no queued job that a running key moving later passed now fits (a job
-        started or reported since: its key now against its view's then; :meth:`_passed_fits`).
+        it was applied, and no queued job that a running key moving later passed now fits
+        (:meth:`_passed_fits`; a job started or reported since: its key now against its view's
+        then; a job whose ``moves_at`` time has come: its key now against its key then; falling
+        keys only fall).
         A running job whose key moves earlier keeps its GPUs and takes none from a job that
         ran (all running jobs fit the cluster together), and a queued job it passes has even
         less room than before."""
@@ -479,9 +476,27 @@ class PriorityState:
                 rank(job_id, time, now)  # their move times are known
             dirty.clear()
         moves = self._moves
-        if moves and moves[0][0] <= time:
-            return False
+        if moves and moves[0][0] <= time:  # keys that moved at their time, ranked now
+            for job_id in self._due(time):
+                view = running[job_id]
+                now = key(view, now=time)
+                before = key(view, now=then)
+                if now > before:
+                    later.append(((before, job_id), (now, job_id)))
+                self._rank(job_id, time, now)
         return not later or not self._passed_fits(time, later)
+
+    def _due(self, time: int) -> list[JobId]:
+        """The running jobs whose ``moves_at`` time (``POL-7``) has come by ``time``, taken
+        out of the order to be ranked again; the heap's older entries are dropped."""
+        moves, kept, due = self._moves, self._ranked, []
+        while moves and moves[0][0] <= time:
+            when, job_id = heapq.heappop(moves)
+            entry = kept.get(job_id)
+            if entry is not None and entry[2] == when:  # else an older entry: skip
+                self._unrank(job_id)
+                due.append(job_id)
+        return due
 
     def _passed_fits(self, time: int, later: list[tuple[Ranked, Ranked]]) -> bool:
         """Whether a demand's first queued job that a running key moving later passed
