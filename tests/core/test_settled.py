@@ -6,6 +6,7 @@ passing and applied decisions."""
 from __future__ import annotations
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -139,14 +140,9 @@ def _apply(
     return free
 
 
-def test_pol11_an_arrival_after_an_applied_decision_does_not_walk(monkeypatch: object) -> None:
-    """POL-11: fair share with one tenant (submit order): once a decision is applied, an
-    arrival, which ranks after every active job, is decided from the free GPUs alone, without
-    walking the ranking; an end makes the next decision walk again."""
-    state = fair_share.start_run(4)
-    assert state is not None
-    inner = state._one  # type: ignore[attr-defined]
-    assert isinstance(inner, PriorityState)
+def counted_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The times at which :meth:`PriorityState._walk` runs from now on in the test (the
+    patch is undone by ``monkeypatch`` when the test ends)."""
     walks: list[int] = []
     original = PriorityState._walk
 
@@ -154,24 +150,35 @@ def test_pol11_an_arrival_after_an_applied_decision_does_not_walk(monkeypatch: o
         walks.append(time)
         return original(self, time, tail)  # type: ignore[arg-type]
 
-    setattr(PriorityState, "_walk", counting)  # noqa: B010
-    try:
-        views = [JobView(i, JobKind.LORA, 2, i, 50, 1, "one", None) for i in range(4)]
-        state.queued(views[0])
-        state.queued(views[1])
-        first = state.decide(0, 4, EventKind.ARRIVAL, None)
-        assert first.start == (0, 1)
-        for job_id in first.start:
-            state.started(attrs.evolve(views[job_id], running_since=0))
-        state.queued(views[2])
-        assert state.decide(1, 0, EventKind.ARRIVAL, None).start == ()
-        state.queued(views[3])
-        assert state.decide(2, 0, EventKind.ARRIVAL, None).start == ()
-        assert walks == []
-        state.ended(0)
-        assert state.decide(3, 2, EventKind.COMPLETION, None).start == (2,)
-    finally:
-        setattr(PriorityState, "_walk", original)  # noqa: B010
+    monkeypatch.setattr(PriorityState, "_walk", counting)
+    return walks
+
+
+def test_pol11_an_arrival_after_an_applied_decision_does_not_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POL-11: fair share with one tenant (submit order): once a decision is applied, an
+    arrival, which ranks after every active job, is decided from the free GPUs alone, without
+    walking the ranking; an end makes the next decision walk again."""
+    state = fair_share.start_run(4)
+    assert state is not None
+    inner = state._one  # type: ignore[attr-defined]
+    assert isinstance(inner, PriorityState)
+    walks = counted_walks(monkeypatch)
+    views = [JobView(i, JobKind.LORA, 2, i, 50, 1, "one", None) for i in range(4)]
+    state.queued(views[0])
+    state.queued(views[1])
+    first = state.decide(0, 4, EventKind.ARRIVAL, None)
+    assert first.start == (0, 1)
+    for job_id in first.start:
+        state.started(attrs.evolve(views[job_id], running_since=0))
+    state.queued(views[2])
+    assert state.decide(1, 0, EventKind.ARRIVAL, None).start == ()
+    state.queued(views[3])
+    assert state.decide(2, 0, EventKind.ARRIVAL, None).start == ()
+    assert walks == []
+    state.ended(0)
+    assert state.decide(3, 2, EventKind.COMPLETION, None).start == (2,)
 
 
 def test_pol11_a_running_key_that_moved_later_is_above_a_newcomer() -> None:
@@ -195,7 +202,9 @@ def test_pol11_a_running_key_that_moved_later_is_above_a_newcomer() -> None:
     assert decided.start == (2,) and decided.preempt == (1,)
 
 
-def test_pol11_a_key_moving_later_past_no_queued_job_does_not_walk() -> None:
+def test_pol11_a_key_moving_later_past_no_queued_job_does_not_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """POL-11: under loss-aware two running 1-GPU jobs fill 2 GPUs and a queued one waits
     behind them. A report lowers the priority of one running job but leaves it before the
     queued job: decided without walking, nothing done. A later report moves it past the queued
@@ -204,12 +213,7 @@ def test_pol11_a_key_moving_later_past_no_queued_job_does_not_walk() -> None:
     policy = BASE_POLICIES["loss-aware"]
     state = policy.start_run(2)
     assert isinstance(state, PriorityState)
-    walks: list[int] = []
-    original = PriorityState._walk
-
-    def counting(self: PriorityState, time: int, tail: object = None) -> object:
-        walks.append(time)
-        return original(self, time, tail)  # type: ignore[arg-type]
+    walks = counted_walks(monkeypatch)
 
     def view(job_id: int, drop: float, since: int | None) -> JobView:
         return JobView(
@@ -222,25 +226,21 @@ def test_pol11_a_key_moving_later_past_no_queued_job_does_not_walk() -> None:
     for runner in runners.values():
         state.started(runner)
     state.queued(waiting)
-    setattr(PriorityState, "_walk", counting)  # noqa: B010
-    try:
-        assert state.decide(5, 0, EventKind.ARRIVAL, None) == Decision()
-        walks.clear()
-        for time, drop, walked in ((10, 0.4, []), (20, 0.1, [20])):
-            runners[1] = view(1, drop, time)
-            state.reported(runners[1])
-            cluster = ClusterView(
-                time, 2, 0, (waiting,), tuple(runners.values()), EventKind.CHECKPOINT
-            )
-            decided = state.decide(time, 0, EventKind.CHECKPOINT, runners[1])
-            assert decided == policy(cluster)
-            assert walks == walked
-        assert decided.start == (3,) and decided.preempt == (1,)
-    finally:
-        setattr(PriorityState, "_walk", original)  # noqa: B010
+    assert state.decide(5, 0, EventKind.ARRIVAL, None) == Decision()
+    walks.clear()
+    for time, drop, walked in ((10, 0.4, []), (20, 0.1, [20])):
+        runners[1] = view(1, drop, time)
+        state.reported(runners[1])
+        cluster = ClusterView(time, 2, 0, (waiting,), tuple(runners.values()), EventKind.CHECKPOINT)
+        decided = state.decide(time, 0, EventKind.CHECKPOINT, runners[1])
+        assert decided == policy(cluster)
+        assert walks == walked
+    assert decided.start == (3,) and decided.preempt == (1,)
 
 
-def test_pol11_a_key_moving_later_at_its_time_past_no_fitting_job_does_not_walk() -> None:
+def test_pol11_a_key_moving_later_at_its_time_past_no_fitting_job_does_not_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """POL-11, POL-7: under las two running 1-GPU jobs fill 2 GPUs and a 2-GPU job waits
     behind them. At 3,600 s the first passes its first threshold (its key moves later, at its
     ``moves_at`` time, past the waiting job, which still lacks a GPU): decided without
@@ -249,13 +249,7 @@ def test_pol11_a_key_moving_later_at_its_time_past_no_fitting_job_does_not_walk(
     policy = BASE_POLICIES["las"]
     state = policy.start_run(2)
     assert isinstance(state, PriorityState)
-    walks: list[int] = []
-    original = PriorityState._walk
-
-    def counting(self: PriorityState, time: int, tail: object = None) -> object:
-        walks.append(time)
-        return original(self, time, tail)  # type: ignore[arg-type]
-
+    walks = counted_walks(monkeypatch)
     runners = tuple(
         JobView(i, JobKind.LORA, 1, 0, 50, 1, "one", None, running_since=since)
         for i, since in ((1, 0), (2, 100))
@@ -264,15 +258,11 @@ def test_pol11_a_key_moving_later_at_its_time_past_no_fitting_job_does_not_walk(
     for runner in runners:
         state.started(runner)
     state.queued(waiting)
-    setattr(PriorityState, "_walk", counting)  # noqa: B010
-    try:
-        assert state.decide(10, 0, EventKind.ARRIVAL, None) == Decision()
-        walks.clear()
-        for time, walked in ((3_600, []), (3_700, [3_700])):
-            cluster = ClusterView(time, 2, 0, (waiting,), runners, EventKind.COMPLETION)
-            decided = state.decide(time, 0, EventKind.COMPLETION, None)
-            assert decided == policy(cluster)
-            assert walks == walked
-        assert decided.start == (3,) and decided.preempt == (1, 2)
-    finally:
-        setattr(PriorityState, "_walk", original)  # noqa: B010
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == Decision()
+    walks.clear()
+    for time, walked in ((3_600, []), (3_700, [3_700])):
+        cluster = ClusterView(time, 2, 0, (waiting,), runners, EventKind.COMPLETION)
+        decided = state.decide(time, 0, EventKind.COMPLETION, None)
+        assert decided == policy(cluster)
+        assert walks == walked
+    assert decided.start == (3,) and decided.preempt == (1, 2)
