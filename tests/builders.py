@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -254,3 +258,20 @@ def check_nan_report_changes_nothing(
     with_gap = detector_alarms(detector, with_nan_report(views, at))
     assert with_gap[:at] == plain[:at]
     assert with_gap[at + 1 :] == plain[at:]
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """The script at ``path`` imported as module ``name`` (registered in ``sys.modules``, so
+    its attrs classes resolve), with its own folder on ``sys.path`` while it loads (scripts
+    in ``docs/scripts`` import their siblings)."""
+    folder = str(path.parent)
+    sys.path.insert(0, folder)
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(folder)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
+from builders import load_script
 from evalstop.core.learned import LearnedStopDetector
 from evalstop.core.noise_aware import NoiseAwareDetector
 from evalstop.core.registry import DEFAULT_DETECTOR, DEV_PICK, make_detector
@@ -18,16 +17,7 @@ TUNE = SCRIPTS / "tune_round6.py"
 
 
 def script(path: Path, name: str) -> ModuleType:
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    return load_script(path, name)
 
 
 def test_sig19_the_dev_script_reads_the_dev_split_only() -> None:

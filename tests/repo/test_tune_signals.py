@@ -3,10 +3,8 @@ output and its own rule."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,6 +12,7 @@ from typing import Any
 import attrs
 import pytest
 
+from builders import load_script
 from evalstop.core.divergence import DivergenceDetector
 from evalstop.core.registry import DEV_PICK, make_detector
 from evalstop.core.regret import RegretSummary
@@ -26,12 +25,7 @@ DEFAULT_OUT = DEFAULT_SCRIPT.with_suffix(".out")
 
 
 def script(path: Path = SCRIPT, name: str = "tune_signals") -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(path, name)
 
 
 def summary(recall: float, harmful: float, floored: float) -> RegretSummary:
