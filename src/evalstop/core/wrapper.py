@@ -122,14 +122,17 @@ class EvalStopState:
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
     ) -> Decision:
-        verdict = None if changed is None else _fired(changed, self._name, self._kinds)
+        if changed is None:
+            return self._base_decide(time, free_gpus, cause, None)
+        verdict = _fired(changed, self._name, self._kinds)
         if verdict is None:
             return self._base_decide(time, free_gpus, cause, changed)
-        assert changed is not None
-        stop = StopOrder(changed.job_id, self._name, verdict.best_step, verdict.best_score)
-        self._base.ended(changed.job_id)
+        job_id = changed.job_id
+        stop = (StopOrder(job_id, self._name, verdict.best_step, verdict.best_score),)
+        self.ended(job_id)
         decision = self._base_decide(time, free_gpus + changed.gpus, cause, None)
-        return decision.with_stops((stop,))
+        # decision.with_stops(stop), without a call: the one decision built here
+        return Decision(decision.start, decision.preempt, stop + decision.stop)
 
 
 def _fired(job: JobView, name: str, kinds: tuple[JobKind, ...]) -> Verdict | None:

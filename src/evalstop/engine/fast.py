@@ -26,7 +26,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
@@ -55,6 +55,7 @@ _ARRIVE, _START, _CKPT, _PREEMPT, _FINISH = (
 _COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
 _ARRIVAL_RANK = int(_ARRIVAL)
 _isfinite = math.isfinite
+Fold = Callable[[Any, int, float], bool]  # an in-place fold (ENG-17): fold(state, step, score)
 
 
 class FastSimulator:
@@ -203,64 +204,103 @@ class FastSimulator:
             )
 
     def _loop(self, limit: float) -> None:
-        """The hot loop. Arrivals go straight to :meth:`_arrival`. A checkpoint that no policy
-        looks at (POL-6: ``quiet``) is handled inline: ``_checkpoint``'s work, the decline
-        fold in the record (ENG-17) or else the report folded into the watches (``reports``,
-        BND-5); the policy is consulted only at a completion, or once the job's watch fired."""
-        queue, active, pop, push = self.queue, self._active, heapq.heappop, heapq.heappush
-        handle, arrival, rows, writer = self._handle, self._arrival, self._rows, self._writer
-        row, chunk, complete = rows.append, writer.chunk, self._complete
+        """The hot loop: :meth:`_quiet_loop` when no checkpoint is shown the policy (POL-6),
+        else each event handled by :meth:`_arrival` or :meth:`_handle`."""
         state, folding = self._policy_state, self._in_place
-        fold, seq = (None if folding is None else folding.fold), self._seq
-        quiet, reports = (
-            state is not None and not state.checkpoint_views,
-            fold is None and bool(self._detectors),
-        )
+        if state is not None and not state.checkpoint_views:
+            fold = None if folding is None else folding.fold
+            self._quiet_loop(limit, fold, fold is None and bool(self._detectors))
+            return
+        queue, pop, handle, arrival = self.queue, heapq.heappop, self._handle, self._arrival
+        rows, writer, arriving = self._rows, self._writer, _ARRIVAL_RANK
+        chunk, now, handled = writer.chunk, self._now, 0
+        try:
+            while queue and queue[0][0] <= limit:
+                now, rank, _, job_id, index, epoch = pop(queue)
+                handled += 1
+                if rank == arriving:
+                    arrival(now, job_id)
+                else:
+                    handle(now, _KINDS[rank], job_id, index, epoch)
+                if len(rows) >= chunk:
+                    writer.pack()
+        finally:
+            self._now, self.events_handled = now, self.events_handled + handled
+        writer.pack()
+
+    def _quiet_loop(self, limit: float, fold: Fold | None, reports: bool) -> None:
+        """``_loop`` when the policy looks at no checkpoint (POL-6): ``_checkpoint`` inline (ENG-17
+        ``fold``, or BND-5 ``reports``); the next checkpoint replaces its event atop the heap."""
+        queue, active, pop, report = self.queue, self._active, heapq.heappop, self._report
+        arrival, rows, writer, seq = self._arrival, self._rows, self._writer, self._seq
+        row, chunk, complete = rows.append, writer.chunk, self._complete
+        place = heapq.heappush if reports else heapq.heapreplace  # a detector's fold may raise
+        arriving, ckpt, finish, checkpoint_rank = _ARRIVAL_RANK, _CKPT, _FINISH, _CHECKPOINT_RANK
         time, handled = self._now, 0
         try:
             while queue and queue[0][0] <= limit:
-                if len(rows) >= chunk:
-                    writer.pack()
-                time, rank, _, job_id, index, epoch = pop(queue)
+                time, rank, _, job_id, index, epoch = queue[0]
                 handled += 1
-                if rank == _ARRIVAL_RANK:
+                if rank == arriving:
+                    pop(queue)
                     arrival(time, job_id)
-                    continue
-                if not quiet:
-                    handle(time, _KINDS[rank], job_id, index, epoch)
+                    if len(rows) >= chunk:
+                        writer.pack()
                     continue
                 record = active.get(job_id)
-                if record is None or record.epoch != epoch or record.since is None:
-                    continue  # stale (ENG-7)
-                if index != record.evals_done + 1:
-                    raise _out_of_order(job_id, index, record)
-                if reports:  # before the row, as _checkpoint does
-                    record.fold_report(time, index)
+                if (
+                    record is None
+                    or record.epoch != epoch
+                    or record.since is None
+                    or reports
+                    or index != record.evals_done + 1
+                ):
+                    pop(queue)
+                    if not report(record, time, index, epoch):
+                        continue  # stale (ENG-7)
                 observations = record.observations
                 obs = observations[index - 1]
                 service, step, score = record.next_service, obs.step, obs.eval_score
                 record.evals_done, record.service, record.since = index, service, time
-                row((time, _CKPT, job_id, record.gpus, index, step, score))
-                if index == record.planned:
-                    complete(record, (time, _FINISH, job_id, record.gpus, index, step, score))
+                row((time, ckpt, job_id, record.gpus, index, step, score))
+                planned = record.planned
+                if index == planned:
+                    if not reports:
+                        pop(queue)
+                    complete(record, (time, finish, job_id, record.gpus, index, step, score))
+                    if len(rows) >= chunk:
+                        writer.pack()
                     continue
-                # Job.checkpoint_service(index + 1), inlined (MOD-3)
-                record.next_service = due = (
+                record.next_service = due = (  # Job.checkpoint_service(index + 1) (MOD-3)
                     observations[index].step * record.duration // record.last_step
                 )
-                rank = _CHECKPOINT_RANK if index + 1 < record.planned else _COMPLETION_RANK
-                push(queue, (time + due - service, rank, seq(), job_id, index + 1, epoch))
-                if fold is not None:
-                    watch = record.folding  # None: folded only when read (POL-12)
-                    if watch is not None:
-                        fold(watch, step, score)
-                        if watch.fired_step is not None:
-                            self._fired(record, time)
+                index += 1
+                rank = checkpoint_rank if index < planned else _COMPLETION_RANK
+                place(queue, (time + due - service, rank, seq(), job_id, index, epoch))
+                watch = record.folding  # None: no fold, or folded only when read (POL-12)
+                if watch is not None:
+                    fold(watch, step, score)  # type: ignore[misc]  # set with record.folding
+                    if watch.fired_step is not None:
+                        self._fired(record, time)
                 elif reports and record.fired():
                     self._fired(record, time)
         finally:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
+
+    def _report(
+        self, record: JobRecord | None, time: int, index: int, epoch: int
+    ) -> TypeGuard[JobRecord]:
+        """The quiet loop's checkpoint ``index`` of ``epoch`` at ``time``, popped, for
+        ``record`` that is not folded in place: False when stale (ENG-7), raises when out of
+        order, else its report is folded into the watches (before its row, as in
+        ``_checkpoint``) and True."""
+        if record is None or record.epoch != epoch or record.since is None:
+            return False
+        if index != record.evals_done + 1:
+            raise _out_of_order(record.job_id, index, record)
+        record.fold_report(time, index)
+        return True
 
     # -- one event -----------------------------------------------------------------------------
 

@@ -43,19 +43,22 @@ def validate(
         if wanted > free:
             raise InvalidDecisionError(f"starts need {wanted} GPUs but only {free} would be free")
         return
-    if not (start or preempt) and len(stop) == 1:  # one stop alone: it frees, needs nothing
-        _gpus_of(active, placed, stop[0].job_id, None, "stop", "active")
-        return
-    named = [o.job_id for o in stop]
-    named.extend(preempt)
-    named.extend(start)
-    if len(named) != len(set(named)):
-        raise InvalidDecisionError(f"a job is named twice in {decision}")
-    freed = 0
-    for order in stop:
-        freed += _gpus_of(active, placed, order.job_id, None, "stop", "active")
-    for job_id in preempt:
-        freed += _gpus_of(active, placed, job_id, True, "preempt", "running")
+    if not preempt and len(stop) == 1:  # one stop, then any starts: the stop path
+        stopped = stop[0].job_id
+        if start and (stopped in start or (len(start) > 1 and len(set(start)) != len(start))):
+            raise InvalidDecisionError(f"a job is named twice in {decision}")
+        freed = _gpus_of(active, placed, stopped, None, "stop", "active")
+    else:
+        named = [o.job_id for o in stop]
+        named.extend(preempt)
+        named.extend(start)
+        if len(named) != len(set(named)):
+            raise InvalidDecisionError(f"a job is named twice in {decision}")
+        freed = 0
+        for order in stop:
+            freed += _gpus_of(active, placed, order.job_id, None, "stop", "active")
+        for job_id in preempt:
+            freed += _gpus_of(active, placed, job_id, True, "preempt", "running")
     wanted = 0
     for job_id in start:
         wanted += _gpus_of(active, placed, job_id, False, "start", "queued")
