@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import inspect
 import math
 import types
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from evalstop.core.boundary import (
     Verdict,
     checkpoint_report,
     make_job_view,
+    trusted_job_view,
 )
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, StopAtProgress
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth
@@ -497,3 +499,68 @@ def test_bnd5_checkpoint_report_carries_the_observation_and_the_estimated_progre
         )
         assert report.estimated_progress == progress
         assert checkpoint_report(other, index, time) == report
+
+
+_maybe_float = st.none() | st.floats(allow_nan=True, allow_infinity=True)
+_verdicts = st.lists(
+    st.builds(
+        Verdict,
+        detector=st.text(max_size=5),
+        fired=st.booleans(),
+        fired_step=st.none() | st.integers(0, 10**9),
+        evals=st.integers(0, 10**6),
+        best_step=st.none() | st.integers(0, 10**9),
+        best_score=_maybe_float,
+    ),
+    max_size=3,
+).map(tuple)
+
+
+@given(
+    st.tuples(
+        st.integers(0, 2**40),
+        st.sampled_from(JobKind),
+        st.integers(1, 4096),
+        st.integers(0, 10**9),
+        st.integers(1, 10**9),
+        st.integers(1, 10**6),
+        st.text(max_size=8),
+        st.none() | st.text(max_size=8),
+        st.integers(0, 10**4),
+        st.integers(0, 10**9),
+        st.none() | st.integers(0, 10**9),
+        st.integers(0, 10**4),
+        _maybe_float,
+        _maybe_float,
+        _maybe_float,
+        _maybe_float,
+        _verdicts,
+    )
+)
+def test_bnd6_trusted_view_equals_the_public_constructor(fields: tuple[Any, ...]) -> None:
+    """BND-6: trusted_job_view gives the JobView the public constructor gives for every field
+    drawn (compared by repr, so NaN and the sign of zero count, and by ==, hash and type);
+    still frozen."""
+    made, public = trusted_job_view(*fields), JobView(*fields)
+    assert type(made) is JobView
+    assert repr(made) == repr(public)
+    assert [type(value) for value in attrs.astuple(made, recurse=False)] == [
+        type(value) for value in fields
+    ]
+    if not any(isinstance(x, float) and math.isnan(x) for x in fields):  # NaN != NaN
+        assert made == public and hash(made) == hash(public)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.service = 1  # type: ignore[misc]
+
+
+def test_bnd6_a_job_view_has_nothing_the_trusted_path_skips() -> None:
+    """BND-6: no JobView field has a validator, a converter or a factory default, and the class
+    has no __attrs_post_init__: attrs' __init__ only stores what it is given, as
+    trusted_job_view does (a check added later would fail this test, not be skipped)."""
+    for field in attrs.fields(JobView):
+        assert field.validator is None and field.converter is None, field.name
+        assert not isinstance(field.default, attrs.Factory), field.name  # type: ignore[arg-type]
+    assert not hasattr(JobView, "__attrs_post_init__")
+    assert not hasattr(JobView, "__attrs_pre_init__")
+    names = [field.name for field in attrs.fields(JobView)]
+    assert names == list(inspect.signature(trusted_job_view).parameters)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import Any
 
-from evalstop.core.boundary import JobView, Verdict, checkpoint_report
+from evalstop.core.boundary import JobView, Verdict, checkpoint_report, trusted_job_view
 from evalstop.core.detectors import Detector, Watch, observe, verdict_of
-from evalstop.core.model import Job, JobId
+from evalstop.core.model import Job, JobId, JobSpec
 from evalstop.core.registry import InPlace, alone
 from evalstop.engine.state import ActiveJob, Ended, JobStatus, SimState
 
@@ -36,6 +37,7 @@ class JobRecord:
         "_fold",
         "_folded",
         "_initial",
+        "_last",
         "_watches",
         "cached_view",
         "detectors",
@@ -95,6 +97,7 @@ class JobRecord:
         # set to None when the job starts or is preempted; a view of fewer evaluations than
         # evals_done is stale (a checkpoint changes nothing else a view shows)
         self.cached_view: JobView | None = None
+        self._last: JobView | None = None  # the last view built, stale or not (view)
 
     @property
     def next_index(self) -> int:
@@ -214,44 +217,77 @@ class JobRecord:
             at -= 1
         first = last
         if previous is not None:
-            for obs in observations[: at + 1]:
+            for obs in islice(observations, at + 1):
                 if _isfinite(obs.loss):
                     first = obs.loss
                     break
         return observations[done - 1].eval_score, first, previous, last
 
     def view(self) -> JobView:
-        """The job's view (built on demand, then cached until the job changes)."""
+        """The job's view (built on demand, then cached until the job changes).
+
+        Derived from the last view built (``_last``, ENG-15): its spec fields, and its report
+        fields (score, losses, verdicts) when it shows as many evaluations as the job has done
+        (a start or a preemption changes only the service, the segment's start and the
+        preemptions); else the reports since are folded in (:meth:`_reported_since`)."""
         view = self.cached_view
-        if view is None or view.evals_done != self.evals_done:
-            spec = self.job.spec
-            score = first = previous = last = None
-            verdicts = self._initial
-            if self.evals_done:
-                score, first, previous, last = self.reported()
-                verdicts = None  # the watches moved since the record was built
+        done = self.evals_done
+        if view is not None and view.evals_done == done:
+            return view
+        last = self._last
+        source: JobView | JobSpec
+        verdicts: tuple[Verdict, ...] | None
+        if last is not None and last.evals_done == done:  # started or preempted since
+            source, verdicts = last, last.verdicts
+            score, first, previous, latest = (
+                last.last_score,
+                last.first_loss,
+                last.previous_loss,
+                last.last_loss,
+            )
+        else:
+            source = self.job.spec if last is None else last
+            score, first, previous, latest = self._reported_since(last)
+            verdicts = self._initial if not done else None  # the watches moved since
             if verdicts is None:
                 verdicts = self.verdicts() if self.detectors else ()
-            view = self.cached_view = JobView(
-                spec.job_id,
-                spec.kind,
-                spec.gpus,
-                spec.submit_time,
-                spec.estimated_duration,
-                spec.eval_interval,
-                spec.tenant,
-                spec.name,
-                self.evals_done,
-                self.service,
-                self.since,
-                self.preemptions,
-                score,
-                first,
-                previous,
-                last,
-                verdicts,
-            )
+        view = self.cached_view = self._last = trusted_job_view(
+            source.job_id,
+            source.kind,
+            source.gpus,
+            source.submit_time,
+            source.estimated_duration,
+            source.eval_interval,
+            source.tenant,
+            source.name,
+            done,
+            self.service,
+            self.since,
+            self.preemptions,
+            score,
+            first,
+            previous,
+            latest,
+            verdicts,
+        )
         return view
+
+    def _reported_since(
+        self, last: JobView | None
+    ) -> tuple[float | None, float | None, float | None, float | None]:
+        """What :meth:`reported` returns, from ``last`` (a view one report behind) folded with
+        that report as ``boundary.record_losses`` folds it, else read back."""
+        done = self.evals_done
+        if last is None or last.evals_done != done - 1:
+            return self.reported()
+        obs = self.observations[done - 1]
+        loss = obs.loss
+        first, previous, latest = last.first_loss, last.previous_loss, last.last_loss
+        if _isfinite(loss):
+            previous, latest = latest, loss
+            if first is None:
+                first = loss
+        return obs.eval_score, first, previous, latest
 
 
 def materialize(
