@@ -122,7 +122,7 @@ class FirstFitState:
             if free_gpus:
                 free_gpus = self._fit(free_gpus, starts)
         self._room = free_gpus
-        return Decision(start=tuple(starts)) if starts else _NOTHING
+        return Decision(tuple(starts)) if starts else _NOTHING
 
     @staticmethod
     def _push(buckets: dict[int, list[Ranked]], ranked: Ranked, gpus: int) -> None:

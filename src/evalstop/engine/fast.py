@@ -51,6 +51,7 @@ _ARRIVE, _START, _CKPT, _PREEMPT, _FINISH = (
     KIND_CODES[kind]
     for kind in (LogKind.ARRIVE, LogKind.START, LogKind.CHECKPOINT, LogKind.PREEMPT, LogKind.FINISH)
 )
+_STOP = LogKind.STOP
 
 _COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
 _ARRIVAL_RANK = int(_ARRIVAL)
@@ -518,7 +519,7 @@ class FastSimulator:
             writer.append(
                 LogRecord(
                     now,
-                    LogKind.STOP,
+                    _STOP,
                     job_id,
                     gpus,
                     record.evals_done,

@@ -72,6 +72,7 @@ _SCORED = frozenset({_CODE[LogKind.CHECKPOINT], _CODE[LogKind.FINISH]})
 _TYPECODES = ("q", "b", "q", "i", "i", "q", "d")  # time, kind, job, gpus, index, step, score
 _LIMITS = (2**63, 0, 2**63, 2**31, 2**31, 2**63)
 _CHUNK = 1024
+_CHECKED = (0, 2, 3, 4, 5)  # the integer columns but the kind's, which reads back as a LogKind
 _count, _pack = operator.countOf, struct.pack
 
 
@@ -246,7 +247,9 @@ class LogWriter:
 
     ``rows`` is the pending list (the engine appends :data:`Row` tuples to it directly and
     calls :meth:`pack` when it holds ``chunk`` rows or more); a record that the columns cannot
-    hold exactly goes through :meth:`append`, or is found when packed, and is kept whole.
+    hold exactly goes through :meth:`append`, or is found when packed, and is kept whole. A
+    row's kind code reads back as its :class:`LogKind` whatever its integer type, so only its
+    range is checked when packed; its other values are checked to be exact.
 
     Args:
         chunk: pending rows worth packing (a bound on the pending list, not on the log).
@@ -283,10 +286,11 @@ class LogWriter:
             return
         n = len(rows)
         columns = list(zip(*rows, strict=True))
-        # exact types only (a bool or a numpy integer would read back as an int); packed
-        # through struct, a few times faster than array(code, values), to the same bytes
+        # exact types only (a bool or a numpy integer would read back as an int; a kind code
+        # reads back as its LogKind); packed through struct, a few times faster than
+        # array(code, values), to the same bytes
         if _count(map(type, columns[6]), float) == n and all(
-            _count(map(type, c), int) == n for c in columns[:6]
+            _count(map(type, columns[c]), int) == n for c in _CHECKED
         ):
             try:
                 packed = [
