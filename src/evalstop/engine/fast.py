@@ -56,6 +56,7 @@ _STOP = LogKind.STOP
 _COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
 _ARRIVAL_RANK = int(_ARRIVAL)
 _isfinite = math.isfinite
+_FAR = 2**62  # run()'s first limit without a horizon: an int compares with a time faster than inf
 Fold = Callable[[Any, int, float], bool]  # an in-place fold (ENG-17): fold(state, step, score)
 
 
@@ -191,7 +192,9 @@ class FastSimulator:
             if self._broken is not None:
                 raise EngineError(f"the simulator is broken by an earlier error: {self._broken}")
             try:
-                self._loop(math.inf if horizon is None else horizon)
+                self._loop(_FAR if horizon is None else horizon)
+                if horizon is None and self.queue:  # events after _FAR: none in practice
+                    self._loop(math.inf)
             except BaseException as error:
                 self._broken = error
                 raise
