@@ -5,12 +5,15 @@ passing and applied decisions."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import examples
+from builders import examples, job_view
+from evalstop.core import ranking
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.fairshare import fair_share
@@ -146,9 +149,9 @@ def counted_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     walks: list[int] = []
     original = PriorityState._walk
 
-    def counting(self: PriorityState, time: int, tail: object = None) -> object:
+    def counting(self: PriorityState, time: int, *rest: Any) -> object:
         walks.append(time)
-        return original(self, time, tail)  # type: ignore[arg-type]
+        return original(self, time, *rest)
 
     monkeypatch.setattr(PriorityState, "_walk", counting)
     return walks
@@ -266,3 +269,43 @@ def test_pol11_a_key_moving_later_at_its_time_past_no_fitting_job_does_not_walk(
         assert decided == policy(cluster)
         assert walks == walked
     assert decided.start == (3,) and decided.preempt == (1, 2)
+
+
+def test_pol11_the_first_newcomer_that_fits_is_the_walks_first_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POL-11: under srtf-est four running 1-GPU jobs fill 4 GPUs and a 3-GPU job waits
+    behind them; once that decision is applied three jobs arrive: an 8-GPU one ranked first
+    (it fits nowhere), a 1-GPU one ranked before every runner (it fits) and a 2-GPU one ranked
+    between the runners and the waiting job (it does not fit). The walk goes on from the
+    1-GPU newcomer, its first change, instead of from the top; the decision (start it, preempt
+    the lowest ranked runner) is the policy's."""
+    policy = BASE_POLICIES["srtf-est"]
+    state = policy.start_run(4)
+    assert isinstance(state, PriorityState)
+    runners = tuple(job_view(i, estimate=1_000 + i, running_since=0) for i in range(1, 5))
+    waiting = job_view(5, gpus=3, estimate=5_000, submit=1)
+    for runner in runners:
+        state.started(runner)
+    state.queued(waiting)
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == Decision()
+    firsts: list[object] = []
+    original = ranking.walk
+
+    def recording(*args: Any) -> tuple[list[int], list[int]]:
+        firsts.append(args[4])
+        return original(*args)
+
+    monkeypatch.setattr(ranking, "walk", recording)
+    newcomers = (
+        job_view(8, gpus=8, estimate=0, submit=20),
+        job_view(7, gpus=1, estimate=1, submit=20),
+        job_view(6, gpus=2, estimate=2_000, submit=20),
+    )
+    for newcomer in newcomers:
+        state.queued(newcomer)
+    decided = state.decide(20, 0, EventKind.ARRIVAL, None)
+    cluster = ClusterView(20, 4, 0, (waiting, *newcomers), runners, EventKind.ARRIVAL)
+    assert decided == policy(cluster)
+    assert decided.start == (7,) and decided.preempt == (4,)
+    assert [first[0][1] for first in firsts] == [7]  # type: ignore[index]
