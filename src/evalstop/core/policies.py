@@ -194,8 +194,11 @@ def _srtf_falls_until(job: JobView, now: int) -> int | None:
 
 
 def _loss_key(job: JobView, now: int) -> tuple[float, ...]:
-    drop = job.recent_loss_drop()
-    return (-math.inf if drop is None else -drop, job.submit_time, job.job_id)
+    # JobView.recent_loss_drop(), inlined: a key read at every report
+    previous, last, first = job.previous_loss, job.last_loss, job.first_loss
+    if previous is None or last is None or first is None:
+        return (-math.inf, job.submit_time, job.job_id)
+    return (-((previous - last) / (abs(first) or 1.0)), job.submit_time, job.job_id)
 
 
 def _never(job: JobView, now: int) -> int | None:
@@ -217,14 +220,15 @@ def _las_key(job: JobView, now: int) -> tuple[float, ...]:
 
 def _las_moves_at(job: JobView, now: int) -> int | None:
     """The first time the job's attained GPU service reaches the next threshold."""
-    attained = job.attained_gpu_service(now)
     since = job.running_since
+    if since is None:
+        return None  # not running: its attained service does not grow
+    service = job.service  # JobView.attained_gpu_service(now), inlined as in _las_key
+    attained = job.gpus * (service if now <= since else service + now - since)
     for threshold in LAS_THRESHOLDS:
         if attained < threshold:
-            if since is None:
-                return None
             # gpus * (service + t - since) >= threshold, for t > since
-            return since - job.service - (-threshold // job.gpus)
+            return since - service - (-threshold // job.gpus)
     return None
 
 

@@ -500,21 +500,17 @@ class PriorityState:
         less room than before."""
         if not self._settled or self._pending or not self._kept:
             return False
-        key, running, then = self._policy.key, self._running, self._decided_at
-        reports, dirty = self._reports, self._dirty
+        key, running, then = self._keep, self._running, self._decided_at
+        reports, dirty, rank = self._reports, self._dirty, self._rank
         later: list[tuple[Ranked, Ranked]] = []  # the keys that moved later: from, to
         if dirty:
-            keys = []
             for job_id in dirty:
                 view = running[job_id]
                 now = key(view, now=time)
                 before = key(reports.get(job_id, view), now=then)
                 if now > before:
                     later.append(((before, job_id), (now, job_id)))
-                keys.append(now)
-            rank = self._rank
-            for job_id, now in zip(dirty, keys, strict=True):  # ranked now, as the walk would
-                rank(job_id, time, now)  # their move times are known
+                rank(job_id, time, now)  # ranked now, as the walk would: move times known
             dirty.clear()
         moves = self._moves
         if moves and moves[0][0] <= time:  # keys that moved at their time, ranked now
@@ -524,7 +520,7 @@ class PriorityState:
                 before = key(view, now=then)
                 if now > before:
                     later.append(((before, job_id), (now, job_id)))
-                self._rank(job_id, time, now)
+                rank(job_id, time, now)
         return not later or not self._passed_fits(time, later)
 
     def _due(self, time: int) -> list[JobId]:
