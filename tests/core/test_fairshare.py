@@ -106,9 +106,9 @@ def test_fsh4_one_tenant_decides_in_submit_order_without_ranking_everyone(
     ranked: list[int] = []
     original = fairshare.FairShareState._walk
 
-    def counting(self: fairshare.FairShareState) -> Decision:
+    def counting(self: fairshare.FairShareState, first: Any = None) -> Decision:
         ranked.append(1)
-        return original(self)
+        return original(self, first)
 
     monkeypatch.setattr(fairshare.FairShareState, "_walk", counting)
     assert state.decide(2_000, 0, EventKind.ARRIVAL, None) == fair_share(cluster) == Decision()
@@ -225,18 +225,18 @@ def test_fsh5_an_arrival_that_fits_nowhere_decides_nothing_without_a_walk(
 ) -> None:
     """FSH-5: tenants a and b hold all 8 GPUs (the last decision applied); a job of a, which
     ranks after every running job, arrives: nothing fits, decided without a walk. A job of a
-    new tenant c, ranked first, fits by preempting b's last job: the decision walks, and is
-    the policy's."""
+    new tenant c, ranked first, fits by preempting b's last job: the decision walks on from it
+    (its first change), and is the policy's."""
     running = [job_view(i, submit=i, tenant="ab"[i % 2], running_since=0) for i in range(8)]
     state = fair_share.start_run(8)
     for view in running:
         state.started(view)
-    walked: list[int] = []
+    walked: list[int | None] = []  # each walk's first change, when known
     original = fairshare.FairShareState._walk
 
-    def counting(self: fairshare.FairShareState) -> Decision:
-        walked.append(1)
-        return original(self)
+    def counting(self: fairshare.FairShareState, first: Any = None) -> Decision:
+        walked.append(None if first is None else first[0][1])
+        return original(self, first)
 
     monkeypatch.setattr(fairshare.FairShareState, "_walk", counting)
     assert state.decide(8, 0, EventKind.ARRIVAL, None) == Decision()  # settles
@@ -251,7 +251,7 @@ def test_fsh5_an_arrival_that_fits_nowhere_decides_nothing_without_a_walk(
     cluster = attrs.evolve(cluster, queued=(late, new), time=10)
     expected = fair_share(cluster)
     assert expected.start == (21,) and expected.preempt == (7,)
-    assert state.decide(10, 0, EventKind.ARRIVAL, None) == expected and walked == [1]
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == expected and walked == [21]
 
 
 def _tenanted(draw: st.DrawFn) -> tuple[tuple[Job, ...], int, list[int]]:

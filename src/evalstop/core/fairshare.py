@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -402,9 +402,13 @@ class FairShareState:
         placed jobs are the running ones, so the room at a newcomer's turn is the free GPUs
         plus those of the running jobs ranked after it; one that does not fit there changes
         nothing, so with none fitting nothing is done, else the decision walks."""
-        for key, gpus in self._fresh:
+        fresh = self._fresh
+        if len(fresh) > 1:
+            fresh.sort()
+        for key, gpus in fresh:
             if gpus <= free or self._held_after(key, gpus - free):
-                return self._walk()
+                # the walk's first change: no job ranked before it fits at its turn
+                return self._walk((key, gpus))
         return _NOTHING
 
     def _held_after(self, key: Ranked, gpus: int) -> bool:
@@ -431,22 +435,43 @@ class FairShareState:
                 best = entry
         return best
 
-    def _walk(self) -> Decision:
+    def _walk(self, first: tuple[Ranked, int] | None = None) -> Decision:
         """First fit of the ranking into the cluster (``FSH-1``) from change to change, as
         ``POL-9`` walks a preemptive priority order (:func:`~evalstop.core.ranking.walk`,
         ``FSH-4``): the running jobs are read from the lowest ranked up (the tenants' running
         orders merged), and each demand's next queued job is the least of the tenants' first
-        ones after the walk's position; the preemptions in start order."""
+        ones after the walk's position; the preemptions in start order. ``first``: the walk's
+        first change, when known (``FSH-5``)."""
         assert self._tenants is not None  # built once several tenants were active
-        lowest = [reversed(order.run) for order in self._tenants.values() if order.run]
-        tail = RunningTail(heapq.merge(*lowest, reverse=True))
+        tail = RunningTail(_lowest_first([order.run for order in self._tenants.values()]))
         heads: dict[int, Ranked | None] = {
             gpus: min(first.values()) for gpus, first in sorted(self._heads.items())
         }
-        starts, out = walk(tail, self._total - self._running_gpus, heads, self._after)
+        starts, out = walk(tail, self._total - self._running_gpus, heads, self._after, first)
         dropped = set(out)
         preempt = tuple(j for j in self._running if j in dropped) if dropped else ()
         return Decision(start=tuple(starts), preempt=preempt)
+
+
+def _lowest_first(runs: list[list[tuple[Ranked, int]]]) -> Iterator[tuple[Ranked, int]]:
+    """The tenants' running orders merged, the lowest ranked first: a heap of each order's
+    lowest entry not yet read, by its key negated (fair-share keys are integers, and unique)."""
+    heap: list[tuple[float, float, int, int, list[tuple[Ranked, int]]]] = []
+    for run in runs:
+        if run:
+            at = len(run) - 1
+            (asked, submit), job_id = run[at][0]
+            heap.append((-asked, -submit, -job_id, at, run))
+    heapq.heapify(heap)
+    while heap:
+        _, _, _, at, run = heap[0]
+        yield run[at]
+        if at:
+            at -= 1
+            (asked, submit), job_id = run[at][0]
+            heapq.heapreplace(heap, (-asked, -submit, -job_id, at, run))
+        else:
+            heapq.heappop(heap)
 
 
 fair_share = FairShare()
