@@ -13,6 +13,7 @@ when its first one is fed; submits out of order are sorted in then.
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 from evalstop.core.model import JobId
 
@@ -20,8 +21,11 @@ __all__ = ["Arrivals", "QueueItem"]
 
 _COMPACT = 1024  # fed items kept before the list is shortened
 
-QueueItem = tuple[int, int, int, JobId, int, int]
-"""(time, rank, sequence, job id, checkpoint index, epoch): an event, ordered as ``ENG-2``."""
+QueueItem = tuple[int, int, int, Any, int, int]
+"""(time, rank, sequence, key, checkpoint index, epoch): an event, ordered as ``ENG-2`` (its
+key is never compared: the sequence number is unique). An arrival's key is the job's id; in
+the fast engine's heap a checkpoint's key is the job's record (``JobRecord``: no lookup by id
+at each checkpoint)."""
 
 
 class Arrivals:

@@ -26,7 +26,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable
-from typing import Any, TypeGuard
+from typing import Any
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
@@ -235,7 +235,7 @@ class FastSimulator:
     def _quiet_loop(self, limit: float, fold: Fold | None, reports: bool) -> None:
         """``_loop`` when the policy looks at no checkpoint (POL-6): ``_checkpoint`` inline (ENG-17
         ``fold``, or BND-5 ``reports``); the next checkpoint replaces its event atop the heap."""
-        queue, active, pop, report = self.queue, self._active, heapq.heappop, self._report
+        queue, pop, report = self.queue, heapq.heappop, self._report
         arrival, rows, writer, seq = self._arrival, self._rows, self._writer, self._seq
         row, chunk, complete = rows.append, writer.chunk, self._complete
         place = heapq.heappush if reports else heapq.heapreplace  # a detector's fold may raise
@@ -243,18 +243,17 @@ class FastSimulator:
         time, handled = self._now, 0
         try:
             while queue and queue[0][0] <= limit:
-                time, rank, _, job_id, index, epoch = queue[0]
+                time, rank, _, key, index, epoch = queue[0]
                 handled += 1
                 if rank == arriving:
                     pop(queue)
-                    arrival(time, job_id)
+                    arrival(time, key)
                     if len(rows) >= chunk:
                         writer.pack()
                     continue
-                record = active.get(job_id)
+                record: JobRecord = key  # a checkpoint's event holds its job's record
                 if (
-                    record is None
-                    or record.epoch != epoch
+                    record.epoch != epoch
                     or record.since is None
                     or reports
                     or index != record.evals_done + 1
@@ -266,12 +265,12 @@ class FastSimulator:
                 obs = observations[index - 1]
                 service, step, score = record.next_service, obs.step, obs.eval_score
                 record.evals_done, record.service, record.since = index, service, time
-                row((time, ckpt, job_id, record.gpus, index, step, score))
+                row((time, ckpt, record.job_id, record.gpus, index, step, score))
                 planned = record.planned
                 if index == planned:
                     if not reports:
                         pop(queue)
-                    complete(record, (time, finish, job_id, record.gpus, index, step, score))
+                    complete(record, (time, finish, record.job_id, record.gpus, index, step, score))
                     if len(rows) >= chunk:
                         writer.pack()
                     continue
@@ -280,7 +279,7 @@ class FastSimulator:
                 )
                 index += 1
                 rank = checkpoint_rank if index < planned else _COMPLETION_RANK
-                place(queue, (time + due - service, rank, seq(), job_id, index, epoch))
+                place(queue, (time + due - service, rank, seq(), record, index, epoch))
                 watch = record.folding  # None: no fold, or folded only when read (POL-12)
                 if watch is not None:
                     fold(watch, step, score)  # type: ignore[misc]  # set with record.folding
@@ -292,14 +291,12 @@ class FastSimulator:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
 
-    def _report(
-        self, record: JobRecord | None, time: int, index: int, epoch: int
-    ) -> TypeGuard[JobRecord]:
+    def _report(self, record: JobRecord, time: int, index: int, epoch: int) -> bool:
         """The quiet loop's checkpoint ``index`` of ``epoch`` at ``time``, popped, for
         ``record`` that is not folded in place: False when stale (ENG-7), raises when out of
         order, else its report is folded into the watches (before its row, as in
         ``_checkpoint``) and True."""
-        if record is None or record.epoch != epoch or record.since is None:
+        if record.epoch != epoch or record.since is None:
             return False
         if index != record.evals_done + 1:
             raise _out_of_order(record.job_id, index, record)
@@ -308,19 +305,19 @@ class FastSimulator:
 
     # -- one event -----------------------------------------------------------------------------
 
-    def _handle(self, time: int, kind: EventKind, job_id: JobId, index: int, epoch: int) -> None:
+    def _handle(self, time: int, kind: EventKind, key: Any, index: int, epoch: int) -> None:
+        """The event of ``kind`` at ``time``: ``key`` is the arriving job's id, or the record
+        of the job whose checkpoint ``index`` of ``epoch`` it is."""
         if time < self._now:
             raise EngineError(f"event at t={time} is before the clock t={self._now}")
         if kind is _ARRIVAL:
-            self._arrival(time, job_id)
+            self._arrival(time, key)
             return
         self._now = time
-        if job_id not in self._jobs:
-            raise EngineError(f"event for unknown job {job_id}")
         changed: JobView | None = None
-        record = self._active.get(job_id)
-        if record is None or record.epoch != epoch or record.since is None:
-            return  # stale (ENG-7): nothing but the clock
+        record: JobRecord = key
+        if record.epoch != epoch or record.since is None:
+            return  # stale (ENG-7; an ended record's since is None): nothing but the clock
         if not self._checkpoint(record, index) and kind is _CHECKPOINT:
             state = self._policy_state
             if state is None or state.checkpoint_views:
@@ -419,7 +416,7 @@ class FastSimulator:
         gap = observations[index].step * record.duration // record.last_step - service
         record.next_service = service + gap
         rank = _COMPLETION_RANK if index + 1 == record.planned else _CHECKPOINT_RANK
-        heapq.heappush(self.queue, (now + gap, rank, self._seq(), job_id, index + 1, record.epoch))
+        heapq.heappush(self.queue, (now + gap, rank, self._seq(), record, index + 1, record.epoch))
         return False
 
     def _end(self, record: JobRecord, row: Row) -> None:
@@ -427,6 +424,7 @@ class FastSimulator:
         job_id = record.job_id
         del self._running[job_id], self._active[job_id]
         self._free += record.gpus
+        record.since = None  # an ended record's events are stale (ENG-5)
         self._ended[job_id] = JobStatus.FINISHED
         if self._policy_state is not None:
             self._policy_state.ended(job_id)
@@ -516,6 +514,7 @@ class FastSimulator:
                 gpus = record.gpus
                 del self._running[job_id]
                 self._free += gpus
+                record.since = None  # its pending checkpoint is stale (ENG-5)
             self._ended[job_id] = JobStatus.STOPPED
             if state is not None:
                 state.ended(job_id)
@@ -558,7 +557,7 @@ class FastSimulator:
         index = record.evals_done + 1
         rank = _COMPLETION_RANK if index == record.planned else _CHECKPOINT_RANK
         gap = record.next_service - record.service
-        heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq(), job_id, index, epoch))
+        heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq(), record, index, epoch))
         self._rows.append((now, _START, job_id, gpus, record.evals_done, 0, 0.0))
         if self._tell_starts:
             self._policy_state.started(record.view())  # type: ignore[union-attr]
