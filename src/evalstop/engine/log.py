@@ -69,6 +69,8 @@ KIND_CODES: dict[LogKind, int] = {kind: code for code, kind in enumerate(_KINDS)
 """Each kind's code in a :data:`Row`."""
 _CODE = KIND_CODES
 _SCORED = frozenset({_CODE[LogKind.CHECKPOINT], _CODE[LogKind.FINISH]})
+_STOP = LogKind.STOP
+_STOP_CODE = _CODE[_STOP]  # a STOP's code without hashing its kind (Enum.__hash__: ~100 ns)
 _TYPECODES = ("q", "b", "q", "i", "i", "q", "d")  # time, kind, job, gpus, index, step, score
 _LIMITS = (2**63, 0, 2**63, 2**31, 2**31, 2**63)
 _CHUNK = 1024
@@ -269,9 +271,9 @@ class LogWriter:
     def append(self, record: LogRecord) -> None:
         """Append any record (kept whole when the columns cannot hold it exactly)."""
         if record.reason:  # a reason is never held in the columns (a STOP's, ENG-16)
-            rows = self.rows
+            rows, kind = self.rows, record.kind
             self._odd[len(self._columns[0]) + len(rows)] = record
-            rows.append((0, _CODE[record.kind], 0, 0, 0, 0, 0.0))
+            rows.append((0, _STOP_CODE if kind is _STOP else _CODE[kind], 0, 0, 0, 0, 0.0))
             return
         row, plain = _row_of(record)
         if not plain:
