@@ -7,6 +7,7 @@ import gc
 import inspect
 import math
 import types
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 import evalstop
 from builders import Recorder, cluster_view, job_view, make_job, simulate, with_hidden_truth
+from evalstop.core import boundary
 from evalstop.core.boundary import (
     OBSERVABLE_SPEC_FIELDS,
     CheckpointView,
@@ -556,7 +558,8 @@ def test_bnd6_trusted_view_equals_the_public_constructor(fields: tuple[Any, ...]
 def test_bnd6_a_job_view_has_nothing_the_trusted_path_skips() -> None:
     """BND-6: no JobView field has a validator, a converter or a factory default, and the class
     has no __attrs_post_init__: attrs' __init__ only stores what it is given, as
-    trusted_job_view does (a check added later would fail this test, not be skipped)."""
+    trusted_job_view does (a check added later would fail this test, not be skipped); the
+    mutable twin it fills has JobView's slots, which are its fields (no __weakref__)."""
     for field in attrs.fields(JobView):
         assert field.validator is None and field.converter is None, field.name
         assert not isinstance(field.default, attrs.Factory), field.name  # type: ignore[arg-type]
@@ -564,3 +567,7 @@ def test_bnd6_a_job_view_has_nothing_the_trusted_path_skips() -> None:
     assert not hasattr(JobView, "__attrs_pre_init__")
     names = [field.name for field in attrs.fields(JobView)]
     assert names == list(inspect.signature(trusted_job_view).parameters)
+    assert list(JobView.__slots__) == names
+    assert list(boundary._Filling.__slots__) == sorted(names)  # CPython lays slots out sorted
+    with pytest.raises(TypeError):
+        weakref.ref(trusted_job_view(*attrs.astuple(job_view(1), recurse=False)))
