@@ -8,7 +8,7 @@ import inspect
 import math
 import types
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from evalstop.core.boundary import (
     checkpoint_report,
     make_job_view,
     trusted_job_view,
+    trusted_verdict,
 )
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, StopAtProgress
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth
@@ -555,19 +556,50 @@ def test_bnd6_trusted_view_equals_the_public_constructor(fields: tuple[Any, ...]
         made.service = 1  # type: ignore[misc]
 
 
-def test_bnd6_a_job_view_has_nothing_the_trusted_path_skips() -> None:
-    """BND-6: no JobView field has a validator, a converter or a factory default, and the class
-    has no __attrs_post_init__: attrs' __init__ only stores what it is given, as
-    trusted_job_view does (a check added later would fail this test, not be skipped); the
-    mutable twin it fills has JobView's slots, which are its fields (no __weakref__)."""
-    for field in attrs.fields(JobView):
+@given(
+    st.tuples(
+        st.text(max_size=8),
+        st.booleans(),
+        st.none() | st.integers(0, 10**12),
+        st.integers(0, 10**6),
+        st.none() | st.integers(0, 10**12),
+        _maybe_float,
+    )
+)
+def test_bnd6_trusted_verdict_equals_the_public_constructor(fields: tuple[Any, ...]) -> None:
+    """BND-6: trusted_verdict gives the Verdict the public constructor gives (by repr, so NaN
+    and the sign of zero count, and by ==, hash and type); still frozen."""
+    made, public = trusted_verdict(*fields), Verdict(*fields)
+    assert type(made) is Verdict and repr(made) == repr(public)
+    if not (isinstance(fields[-1], float) and math.isnan(fields[-1])):  # NaN != NaN
+        assert made == public and hash(made) == hash(public)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.evals = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("cls", "trusted", "twin"),
+    [
+        (JobView, trusted_job_view, boundary._Filling),
+        (Verdict, trusted_verdict, boundary._VerdictFilling),
+    ],
+)
+def test_bnd6_a_view_or_verdict_has_nothing_the_trusted_path_skips(
+    cls: type, trusted: Callable[..., object], twin: type
+) -> None:
+    """BND-6: no JobView or Verdict field has a validator, a converter or a factory default,
+    and neither class has __attrs_post_init__: attrs' __init__ only stores what it is given,
+    as the trusted constructors do (a check added later would fail this test, not be
+    skipped); the mutable twin each fills has the class's slots, which are its fields (no
+    __weakref__), and the constructor's parameters are the fields, in order."""
+    for field in attrs.fields(cls):
         assert field.validator is None and field.converter is None, field.name
         assert not isinstance(field.default, attrs.Factory), field.name  # type: ignore[arg-type]
-    assert not hasattr(JobView, "__attrs_post_init__")
-    assert not hasattr(JobView, "__attrs_pre_init__")
-    names = [field.name for field in attrs.fields(JobView)]
-    assert names == list(inspect.signature(trusted_job_view).parameters)
-    assert list(JobView.__slots__) == names
-    assert list(boundary._Filling.__slots__) == sorted(names)  # CPython lays slots out sorted
+    assert not hasattr(cls, "__attrs_post_init__")
+    assert not hasattr(cls, "__attrs_pre_init__")
+    names = [field.name for field in attrs.fields(cls)]
+    assert names == list(inspect.signature(trusted).parameters)
+    assert list(vars(cls)["__slots__"]) == names
+    assert list(vars(twin)["__slots__"]) == sorted(names)  # CPython lays slots out sorted
     with pytest.raises(TypeError):
-        weakref.ref(trusted_job_view(*attrs.astuple(job_view(1), recurse=False)))
+        weakref.ref(trusted(*attrs.astuple(job_view(1), recurse=False)[: len(names)]))

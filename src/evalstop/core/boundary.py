@@ -29,6 +29,7 @@ __all__ = [
     "checkpoint_report",
     "make_job_view",
     "trusted_job_view",
+    "trusted_verdict",
 ]
 
 
@@ -110,7 +111,7 @@ def checkpoint_report(job: Job, index: int, time: int) -> CheckpointView:
     )
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, weakref_slot=False)
 class Verdict:
     """A detector's observable conclusion about one job so far.
 
@@ -253,14 +254,15 @@ def make_job_view(spec: JobSpec) -> JobView:
     return JobView(**fields)
 
 
-class _Filling:
-    """A mutable object of :class:`JobView`'s slot layout (its fields as slots, and no other):
-    :func:`trusted_job_view` fills one with plain stores, then makes it a ``JobView`` by
-    setting its class, which CPython allows between classes of one layout."""
+def _filling(cls: type) -> type:
+    """A mutable class of the frozen ``cls``'s slot layout (its fields as slots, and no other):
+    a trusted constructor (``BND-6``) fills an object of it with plain stores, then makes it a
+    ``cls`` by setting its class, which CPython allows between classes of one layout."""
+    names = tuple(sorted(field.name for field in attrs.fields(cls)))
+    return type(f"_{cls.__name__}Filling", (), {"__slots__": names})
 
-    __slots__ = tuple(sorted(field.name for field in attrs.fields(JobView)))
 
-
+_Filling, _VerdictFilling = _filling(JobView), _filling(Verdict)
 _new = object.__new__
 
 
@@ -284,13 +286,10 @@ def trusted_job_view(
     verdicts: tuple[Verdict, ...],
 ) -> JobView:
     """``JobView(job_id, ..., verdicts)``, every field given, positionally (spec ``BND-6``): an
-    equal, frozen object of the same type, built without attrs' ``__init__``, which fills each
-    slot through ``object.__setattr__`` (a ``JobView`` has no validator or converter to skip).
-    The fields are stored into a mutable object of the same slot layout, whose class is then
-    set to ``JobView``: about a third of the public constructor's CPU instructions. For the
-    fast engine, which builds a view at each start, preemption and report it tells a policy's
-    state of.
-    """
+    equal, frozen ``JobView``, its fields stored into a mutable object of its slot layout whose
+    class is then set to ``JobView`` (attrs' ``__init__`` fills each slot through
+    ``object.__setattr__``; a ``JobView`` has no validator or converter to skip), in about a
+    third of the CPU instructions. For the fast engine's views (ENG-15)."""
     view: Any = _new(_Filling)  # its attributes are JobView's (a test pins them)
     view.job_id = job_id
     view.kind = kind
@@ -311,6 +310,27 @@ def trusted_job_view(
     view.verdicts = verdicts
     view.__class__ = JobView
     return view  # type: ignore[no-any-return]
+
+
+def trusted_verdict(
+    detector: str,
+    fired: bool,
+    fired_step: int | None,
+    evals: int,
+    best_step: int | None,
+    best_score: float | None,
+) -> Verdict:
+    """``Verdict(detector, ..., best_score)``, every field given, positionally, built as
+    :func:`trusted_job_view` builds a view (``BND-6``): an equal, frozen ``Verdict``."""
+    verdict: Any = _new(_VerdictFilling)  # its attributes are Verdict's (a test pins them)
+    verdict.detector = detector
+    verdict.fired = fired
+    verdict.fired_step = fired_step
+    verdict.evals = evals
+    verdict.best_step = best_step
+    verdict.best_score = best_score
+    verdict.__class__ = Verdict
+    return verdict  # type: ignore[no-any-return]
 
 
 def _finite_or_none(value: float) -> float | None:

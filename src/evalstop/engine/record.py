@@ -18,7 +18,13 @@ from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any
 
-from evalstop.core.boundary import JobView, Verdict, checkpoint_report, trusted_job_view
+from evalstop.core.boundary import (
+    JobView,
+    Verdict,
+    checkpoint_report,
+    trusted_job_view,
+    trusted_verdict,
+)
 from evalstop.core.detectors import Detector, Watch, observe, verdict_of
 from evalstop.core.model import Job, JobId, JobSpec
 from evalstop.core.registry import InPlace, alone
@@ -185,13 +191,13 @@ class JobRecord:
             )
         fired = folding.fired_step
         return (
-            Verdict(
-                detector=self.detectors[0].name,
-                fired=fired is not None,
-                fired_step=fired,
-                evals=folding.evals,
-                best_step=folding.best_step,
-                best_score=folding.best_score,
+            trusted_verdict(
+                self.detectors[0].name,
+                fired is not None,
+                fired,
+                folding.evals,
+                folding.best_step,
+                folding.best_score,
             ),
         )
 
