@@ -235,7 +235,7 @@ class JobRecord:
         Derived from the last view built (``_last``, ENG-15): its spec fields, and its report
         fields (score, losses, verdicts) when it shows as many evaluations as the job has done
         (a start or a preemption changes only the service, the segment's start and the
-        preemptions); else the reports since are folded in (:meth:`_reported_since`)."""
+        preemptions); else the one report since is folded in, or all are read back."""
         view = self.cached_view
         done = self.evals_done
         if view is not None and view.evals_done == done:
@@ -253,7 +253,16 @@ class JobRecord:
             )
         else:
             source = self.job.spec if last is None else last
-            score, first, previous, latest = self._reported_since(last)
+            if last is not None and last.evals_done == done - 1:  # one report since: fold it
+                obs = self.observations[done - 1]
+                score, loss = obs.eval_score, obs.loss
+                first, previous, latest = last.first_loss, last.previous_loss, last.last_loss
+                if _isfinite(loss):  # as boundary.record_losses folds it
+                    previous, latest = latest, loss
+                    if first is None:
+                        first = loss
+            else:
+                score, first, previous, latest = self.reported()
             verdicts = self._initial if not done else None  # the watches moved since
             if verdicts is None:
                 verdicts = self.verdicts() if self.detectors else ()
@@ -277,23 +286,6 @@ class JobRecord:
             verdicts,
         )
         return view
-
-    def _reported_since(
-        self, last: JobView | None
-    ) -> tuple[float | None, float | None, float | None, float | None]:
-        """What :meth:`reported` returns, from ``last`` (a view one report behind) folded with
-        that report as ``boundary.record_losses`` folds it, else read back."""
-        done = self.evals_done
-        if last is None or last.evals_done != done - 1:
-            return self.reported()
-        obs = self.observations[done - 1]
-        loss = obs.loss
-        first, previous, latest = last.first_loss, last.previous_loss, last.last_loss
-        if _isfinite(loss):
-            previous, latest = latest, loss
-            if first is None:
-                first = loss
-        return obs.eval_score, first, previous, latest
 
 
 def materialize(
