@@ -330,3 +330,58 @@ def test_pol9_a_preemptive_decision_reads_running_jobs_from_the_bottom(
     assert decided == expected
     assert decided.start == (9_999,) and len(decided.preempt) == 2
     assert len(tails) == 1 and len(tails[0]._entries) <= 4
+
+
+@given(
+    job=clusters().filter(lambda c: bool(c.running)).map(lambda c: (c.running[0], c.time)),
+    report=st.integers(0, 40_000),
+    later=st.integers(0, 80_000),
+)
+def test_pol13_a_report_keeps_the_key_of_a_policy_that_says_so(
+    job: tuple[JobView, int], report: int, later: int
+) -> None:
+    """POL-13: for every policy with ``reports_keep_keys`` (``las``), a running job's view
+    after a report at ``now + report`` (its attained service carried, as the engine reports
+    it) has the key and the move time of the view before, at every time from the report on."""
+    view, now = job
+    when = now + report
+    since = view.running_since
+    assert since is not None
+    new = attrs.evolve(view, service=view.attained_service(when), running_since=max(when, since))
+    keeping = [p for p in BASE_POLICIES.values() if getattr(p, "reports_keep_keys", False)]
+    assert [p.name for p in keeping] == ["las"]
+    for policy in keeping:
+        assert isinstance(policy, PriorityPolicy) and policy.moves_at is not None
+        time = when + later
+        assert policy.key(new, time) == policy.key(view, time)
+        assert policy.moves_at(new, time) == policy.moves_at(view, time)
+
+
+def test_pol13_a_las_report_is_not_rekeyed_and_keeps_the_packing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POL-13: under las two running 1-GPU jobs fill 2 GPUs and a job waits; after an applied
+    decision one runner reports: the next decision (the policy's: nothing to do) re-keys
+    nothing."""
+    running = [job_view(i, running_since=0) for i in range(2)]
+    waiting = job_view(2, submit=5)
+    state = las.start_run(2)
+    assert isinstance(state, ranking.PriorityState)
+    for view in running:
+        state.started(view)
+    state.queued(waiting)
+    cluster = ClusterView(10, 2, 0, (waiting,), tuple(running), EventKind.ARRIVAL)
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == las(cluster) == Decision()
+    ranked: list[int] = []
+    original = ranking.PriorityState._rank
+
+    def counting(self: ranking.PriorityState, job_id: int, *rest: Any) -> None:
+        ranked.append(job_id)
+        original(self, job_id, *rest)
+
+    monkeypatch.setattr(ranking.PriorityState, "_rank", counting)
+    reported = attrs.evolve(running[0], service=500, running_since=500, evals_done=1)
+    state.reported(reported)
+    cluster = attrs.evolve(cluster, time=500, running=(reported, running[1]))
+    assert state.decide(500, 0, EventKind.CHECKPOINT, reported) == las(cluster) == Decision()
+    assert ranked == []

@@ -108,6 +108,9 @@ class PriorityPolicy:
         falls_until: until when a running job's key falls by one a second (``POL-8``); such
             a key is kept ordered between decisions too, and ``moves_at`` then says when a
             key that does not fall can next change.
+        reports_keep_keys: a report leaves a running job's key at every later time as it was
+            (``POL-13``, ``las``); the ordered state then neither re-keys the job nor treats
+            the report as a change.
     """
 
     name: str
@@ -117,6 +120,7 @@ class PriorityPolicy:
     incremental: bool = False
     moves_at: MovesAt | None = attrs.field(default=None, eq=False)
     falls_until: FallsUntil | None = attrs.field(default=None, eq=False)
+    reports_keep_keys: bool = False
 
     def start_run(self, total_gpus: int) -> PolicyState | None:
         """A fresh ordered state for one run (``POL-6``), or None unless ``incremental``: per
@@ -257,6 +261,7 @@ las = PriorityPolicy(
     reschedule_on_checkpoint=True,
     incremental=True,
     moves_at=_las_moves_at,
+    reports_keep_keys=True,  # a report carries the attained service the job had (POL-13)
 )
 
 BasePolicy = PriorityPolicy | FairShare

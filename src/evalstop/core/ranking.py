@@ -259,6 +259,7 @@ class PriorityState:
         "_queued",
         "_queued_gpus",
         "_ranked",
+        "_report_keeps",
         "_reports",
         "_running",
         "_running_gpus",
@@ -273,6 +274,8 @@ class PriorityState:
         self._policy = policy
         self._keep = policy.key
         self._falls = policy.falls_until
+        # POL-13, an optional member (False when absent): a report moves no key
+        self._report_keeps: bool = getattr(policy, "reports_keep_keys", False)
         self._moves_at = policy.moves_at
         self._total = total_gpus
         # GPU demand -> its queued jobs in key order (Bucket), demands ascending; a bucket
@@ -375,6 +378,12 @@ class PriorityState:
             self._dirty.add(job_id)
 
     def reported(self, job: JobView) -> None:
+        if self._report_keeps:  # POL-13: its entry and move time stand, and so does the packing
+            job_id = job.job_id
+            if self._settled:  # the view its key at the last decision is read from (POL-11)
+                self._reports.setdefault(job_id, self._running[job_id])
+            self._running[job_id] = job
+            return
         if self._settled and self._kept:
             # POL-11: whether its key moved later is seen at the next decision, at its time
             self._reports.setdefault(job.job_id, self._running[job.job_id])
@@ -517,7 +526,7 @@ class PriorityState:
             for job_id in self._due(time):
                 view = running[job_id]
                 now = key(view, now=time)
-                before = key(view, now=then)
+                before = key(reports.get(job_id, view), now=then)  # reported since: POL-13
                 if now > before:
                     later.append(((before, job_id), (now, job_id)))
                 rank(job_id, time, now)
