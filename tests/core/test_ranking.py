@@ -154,6 +154,21 @@ def test_pol7_running_order_kept_between_decisions(
         cluster = _apply(cluster, decided, time, state)
 
 
+def _las_two_running_one_waiting() -> tuple[ranking.PriorityState, ClusterView]:
+    """Under las, two running 1-GPU jobs filling 2 GPUs and one waiting, after a decision
+    (the policy's: nothing to do)."""
+    running = [job_view(i, running_since=0) for i in range(2)]
+    waiting = job_view(2, submit=5)
+    state = las.start_run(2)
+    assert isinstance(state, ranking.PriorityState)
+    for view in running:
+        state.started(view)
+    state.queued(waiting)
+    cluster = ClusterView(10, 2, 0, (waiting,), tuple(running), EventKind.ARRIVAL)
+    assert state.decide(10, 0, EventKind.ARRIVAL, None) == las(cluster) == Decision()
+    return state, cluster
+
+
 def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -161,15 +176,8 @@ def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     at 100 s, short of the first threshold (its key, level 0, is as it was): the next decision
     (the policy's: nothing moves) is taken without removing or adding an entry of the running
     order; a report past the threshold moves it."""
-    running = [job_view(i, running_since=0) for i in range(2)]
-    waiting = job_view(2, submit=5)
-    state = las.start_run(2)
-    assert state is not None
-    for view in running:
-        state.started(view)
-    state.queued(waiting)
-    cluster = ClusterView(10, 2, 0, (waiting,), tuple(running), EventKind.ARRIVAL)
-    assert state.decide(10, 0, EventKind.ARRIVAL, None) == las(cluster) == Decision()
+    state, cluster = _las_two_running_one_waiting()
+    running = list(cluster.running)
     changed: list[Any] = []
     for name in ("_insert", "_remove"):
         original = getattr(ranking, name)
@@ -363,15 +371,8 @@ def test_pol13_a_las_report_is_not_rekeyed_and_keeps_the_packing(
     """POL-13: under las two running 1-GPU jobs fill 2 GPUs and a job waits; after an applied
     decision one runner reports: the next decision (the policy's: nothing to do) re-keys
     nothing."""
-    running = [job_view(i, running_since=0) for i in range(2)]
-    waiting = job_view(2, submit=5)
-    state = las.start_run(2)
-    assert isinstance(state, ranking.PriorityState)
-    for view in running:
-        state.started(view)
-    state.queued(waiting)
-    cluster = ClusterView(10, 2, 0, (waiting,), tuple(running), EventKind.ARRIVAL)
-    assert state.decide(10, 0, EventKind.ARRIVAL, None) == las(cluster) == Decision()
+    state, cluster = _las_two_running_one_waiting()
+    running = list(cluster.running)
     ranked: list[int] = []
     original = ranking.PriorityState._rank
 
