@@ -27,13 +27,14 @@ import heapq
 from collections.abc import Callable
 
 from evalstop.core.boundary import EventKind, JobView
-from evalstop.core.decision import Decision
+from evalstop.core.decision import Decision, trusted_decision
 from evalstop.core.model import JobId
 
 __all__ = ["FirstFitState"]
 
 Ranked = tuple[tuple[float, ...], JobId]
 _NOTHING = Decision()
+_NONE: tuple[JobId, ...] = ()
 _ANY = float("inf")  # the room after a decision with nothing queued: any room fits none
 
 
@@ -122,7 +123,7 @@ class FirstFitState:
             if free_gpus:
                 free_gpus = self._fit(free_gpus, starts)
         self._room = free_gpus
-        return Decision(tuple(starts)) if starts else _NOTHING
+        return trusted_decision(tuple(starts), _NONE, ()) if starts else _NOTHING
 
     @staticmethod
     def _push(buckets: dict[int, list[Ranked]], ranked: Ranked, gpus: int) -> None:

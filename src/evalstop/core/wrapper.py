@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView, Verdict
-from evalstop.core.decision import Decision, StopOrder
+from evalstop.core.decision import Decision, StopOrder, trusted_decision, trusted_stop_order
 from evalstop.core.detectors import DeclineDetector, Detector
 from evalstop.core.model import JobKind
 from evalstop.core.policy import Policy, PolicyState
@@ -128,11 +128,11 @@ class EvalStopState:
         if verdict is None:
             return self._base_decide(time, free_gpus, cause, changed)
         job_id = changed.job_id
-        stop = (StopOrder(job_id, self._name, verdict.best_step, verdict.best_score),)
+        stop = (trusted_stop_order(job_id, self._name, verdict.best_step, verdict.best_score),)
         self.ended(job_id)
         decision = self._base_decide(time, free_gpus + changed.gpus, cause, None)
         # decision.with_stops(stop), without a call: the one decision built here
-        return Decision(decision.start, decision.preempt, stop + decision.stop)
+        return trusted_decision(decision.start, decision.preempt, stop + decision.stop)
 
 
 def _fired(job: JobView, name: str, kinds: tuple[JobKind, ...]) -> Verdict | None:

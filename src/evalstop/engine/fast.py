@@ -58,6 +58,8 @@ _FINISHED, _STOPPED = JobStatus.FINISHED, JobStatus.STOPPED
 _COMPLETION_RANK, _CHECKPOINT_RANK = int(_COMPLETION), int(_CHECKPOINT)
 _ARRIVAL_RANK = int(_ARRIVAL)
 _isfinite = math.isfinite
+_push = heapq.heappush
+_record = tuple.__new__  # a LogRecord from all its fields (a named tuple's own __new__ is Python)
 _FAR = 2**62  # run()'s first limit without a horizon: an int compares with a time faster than inf
 Fold = Callable[[Any, int, float], bool]  # an in-place fold (ENG-17): fold(state, step, score)
 
@@ -418,7 +420,7 @@ class FastSimulator:
         gap = observations[index].step * record.duration // record.last_step - service
         record.next_service = service + gap
         rank = _COMPLETION_RANK if index + 1 == record.planned else _CHECKPOINT_RANK
-        heapq.heappush(self.queue, (now + gap, rank, self._seq(), record, index + 1, record.epoch))
+        _push(self.queue, (now + gap, rank, self._seq(), record, index + 1, record.epoch))
         return False
 
     def _end(self, record: JobRecord, row: Row) -> None:
@@ -520,16 +522,20 @@ class FastSimulator:
             self._ended[job_id] = _STOPPED
             if state is not None:
                 state.ended(job_id)
+            # LogRecord(now, _STOP, ...): every field given, without its Python-level __new__
             writer.append(
-                LogRecord(
-                    now,
-                    _STOP,
-                    job_id,
-                    gpus,
-                    record.evals_done,
-                    order.saved_step,
-                    order.saved_score,
-                    order.reason,
+                _record(
+                    LogRecord,
+                    (
+                        now,
+                        _STOP,
+                        job_id,
+                        gpus,
+                        record.evals_done,
+                        order.saved_step,
+                        order.saved_score,
+                        order.reason,
+                    ),
                 )
             )
 
@@ -559,7 +565,7 @@ class FastSimulator:
         index = record.evals_done + 1
         rank = _COMPLETION_RANK if index == record.planned else _CHECKPOINT_RANK
         gap = record.next_service - record.service
-        heapq.heappush(self.queue, (resumes_at + gap, rank, self._seq(), record, index, epoch))
+        _push(self.queue, (resumes_at + gap, rank, self._seq(), record, index, epoch))
         self._rows.append((now, _START, job_id, gpus, record.evals_done, 0, 0.0))
         if self._tell_starts:
             self._policy_state.started(record.view())  # type: ignore[union-attr]
