@@ -327,3 +327,32 @@ def test_fsh4_a_tenant_order_finds_keys_as_a_sum_over_its_active_jobs(
     for gpus, indices in order.queued.items():
         later = [order.key(i) for i in indices if order.key(i) > at]
         assert order.after(gpus, at) == (min(later) if later else None)
+
+
+@pytest.mark.parametrize("tenants", ["a", "ab", "abcd"])
+def test_fsh6_the_state_takes_its_starts_and_is_not_told_them(
+    tenants: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FSH-6, POL-10: fair share's state (alone and wrapped) says ``keeps_starts``; in a run
+    with queues and preemptions the fast engine never calls its ``started``, and every
+    decision is still the policy's (``check=True`` compares them at each decision)."""
+    told: list[int] = []
+    original = fairshare.FairShareState.started
+
+    def counting(self: fairshare.FairShareState, job: Any) -> None:
+        told.append(job.job_id)
+        original(self, job)
+
+    monkeypatch.setattr(fairshare.FairShareState, "started", counting)
+    jobs = generate(WorkloadConfig(n_jobs=40, gpus=8, load=2.0), seed=3).jobs
+    jobs = tuple(_with_tenant(job, tenants[i % len(tenants)]) for i, job in enumerate(jobs))
+    for system in ("fair-share", "evalstop+fair-share"):
+        policy = make_policy(system)
+        state = policy.start_run(8)  # type: ignore[attr-defined]
+        assert state.keeps_starts
+        sim = FastSimulator(policy, 8, check=True)
+        for job in jobs:
+            sim.submit(job)
+        sim.run()
+        assert sum(1 for r in sim.log if r.kind.name == "PREEMPT") > 0
+        assert told == []

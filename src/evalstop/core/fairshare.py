@@ -24,7 +24,8 @@ submit order (:class:`~evalstop.core.ranking.PriorityState`, ``POL-9``) kept bes
 (``FSH-4``). Once jobs of several tenants are active it keeps each tenant's order
 (:class:`~evalstop.core.tenantorder.TenantOrder`) and walks the merged ranking from change to
 change as ``POL-9`` does (``FSH-4``); an arrival after a settled decision that fits nowhere
-decides nothing without a walk (``FSH-5``).
+decides nothing without a walk (``FSH-5``). Its decision takes the jobs it starts off the
+queue itself, so the engine need not tell it (``FSH-6``).
 
 Longer than 400 lines: the state's bookkeeping of the tenants' orders (as jobs join, start,
 are preempted and end), its settled check and its walk read and keep the same fields (each
@@ -167,12 +168,19 @@ class FairShareState:
         self._one = one_tenant  # preemptive submit order over the same jobs
         # FSH-5: since the last decision nothing changed but what it said and arrivals
         self._settled = False
-        self._pending: set[JobId] = set()  # its starts and preemptions not told yet
+        self._pending: set[JobId] = set()  # its preemptions not told yet
         self._fresh: list[tuple[Ranked, int]] = []  # jobs that arrived since: keys, GPUs
 
     @property
     def checkpoint_views(self) -> bool:
         return False
+
+    @property
+    def keeps_starts(self) -> bool:
+        """``POL-10``, ``FSH-6``: :meth:`decide` takes its starts off the queue itself (it
+        reads of a running job only what its view said while queued); :meth:`started` need
+        not be called for them."""
+        return True
 
     def watched(self, job: JobView) -> bool:
         """``POL-12``: fair-share never re-plans at a checkpoint (``FSH-2``)."""
@@ -385,16 +393,32 @@ class FairShareState:
             self._pending.clear()
             self._fresh.clear()
             return _NOTHING
-        if self._one is not None:
+        one = self._one
+        if one is not None:
             # one tenant: the jobs it asked for before a job grow with submit order (every
             # job asks for a GPU at least), so FSH-1's ranking is submit order (FSH-4)
-            return self._one.decide(time, free_gpus, cause, changed)
-        settled = self._settled and not self._pending
-        decision = self._arrived(free_gpus) if settled else self._walk()
-        self._settled = True
-        self._fresh.clear()
-        self._pending = {*decision.start, *decision.preempt}
+            decision = one.decide(time, free_gpus, cause, changed)
+        else:
+            settled = self._settled and not self._pending
+            decision = self._arrived(free_gpus) if settled else self._walk()
+            self._settled = True
+            self._fresh.clear()
+            self._pending = {*decision.preempt}
+        if decision.start:
+            self._take(decision.start)
         return decision
+
+    def _take(self, starts: tuple[JobId, ...]) -> None:
+        """``FSH-6``: the jobs a decision starts leave the queue (as :meth:`started` says,
+        with the views they were queued with), in its order."""
+        queued, running, one = self._queued, self._running, self._one
+        for job_id in starts:
+            job = running[job_id] = queued.pop(job_id)
+            self._running_gpus += job.gpus
+            if one is None:
+                self._started(job)
+            else:
+                one.started(job)
 
     def _arrived(self, free: int) -> Decision:
         """``FSH-5``: the last decision's packing is still a fixed point but for the jobs
