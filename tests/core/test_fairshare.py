@@ -356,3 +356,28 @@ def test_fsh6_the_state_takes_its_starts_and_is_not_told_them(
         sim.run()
         assert sum(1 for r in sim.log if r.kind.name == "PREEMPT") > 0
         assert told == []
+
+
+@given(st.composite(_tenanted)())
+def test_fsh4_each_demands_least_first_queued_job_is_kept_as_tenants_change(
+    work: tuple[tuple[Job, ...], int, list[int]],
+) -> None:
+    """FSH-4: at every walk the kept heads (per GPU demand, fewest GPUs first, the least of the
+    tenants' first queued jobs) are those of the tenants' first jobs as they stand, through
+    arrivals, starts, preemptions, ends and rebuilt orders."""
+    jobs, gpus, order = work
+    original = fairshare.FairShareState._walk
+
+    def checked(self: fairshare.FairShareState, first: Any = None) -> Decision:
+        heads = self._heads
+        assert list(self._least.items()) == [(g, min(heads[g].values())) for g in sorted(heads)]
+        return original(self, first)
+
+    fairshare.FairShareState._walk = checked  # type: ignore[method-assign]
+    try:
+        sim = FastSimulator(fair_share, gpus, check=True)
+        for i in order:
+            sim.submit(jobs[i])
+        sim.run()
+    finally:
+        fairshare.FairShareState._walk = original  # type: ignore[method-assign]

@@ -142,6 +142,7 @@ class FairShareState:
         "_active",
         "_fresh",
         "_heads",
+        "_least",
         "_one",
         "_pending",
         "_queued",
@@ -165,6 +166,9 @@ class FairShareState:
         self._where: dict[JobId, tuple[TenantOrder, int]] = {}  # an active job's tenant, index
         # per GPU demand, each tenant's first queued job of that demand: its key
         self._heads: dict[int, dict[str, Ranked]] = {}
+        # per GPU demand, fewest first, the least of its tenants' first queued jobs (a walk's
+        # heads, kept as they change)
+        self._least: dict[int, Ranked] = {}
         self._one = one_tenant  # preemptive submit order over the same jobs
         # FSH-5: since the last decision nothing changed but what it said and arrivals
         self._settled = False
@@ -289,6 +293,7 @@ class FairShareState:
                 del heads[name]
                 if not heads:
                     del self._heads[gpus]
+                self._renew(gpus)
         views = [v for v in (*self._queued.values(), *self._running.values()) if v.tenant == name]
         if views:
             order = self._tenants[name] = TenantOrder()
@@ -320,6 +325,24 @@ class FairShareState:
         head = heads.get(name)
         if head is None or key < head:
             heads[name] = key
+            least = self._least
+            head = least.get(gpus)
+            if head is None:
+                in_order = not least or gpus > next(reversed(least))
+                least[gpus] = key
+                if not in_order:  # the demands stay fewest GPUs first
+                    self._least = dict(sorted(least.items()))
+            elif key < head:
+                least[gpus] = key
+
+    def _renew(self, gpus: int) -> None:
+        """Demand ``gpus``'s least first queued job, after its tenants' first ones changed
+        other than by falling."""
+        heads = self._heads.get(gpus)
+        if heads:
+            self._least[gpus] = min(heads.values())
+        else:
+            self._least.pop(gpus, None)
 
     def _preempted(self, job: JobView) -> None:
         order, i = self._where[job.job_id]
@@ -342,6 +365,8 @@ class FairShareState:
                 del heads[name]
                 if not heads:
                     del self._heads[gpus]
+            if self._least[gpus][1] == job.job_id:
+                self._renew(gpus)
         else:
             key = order.key(i)
         if not indices:
@@ -368,12 +393,13 @@ class FairShareState:
                 del order.queued[gpus]
         if at < len(order.run):
             order.run[at:] = [(((b - gpus, s), j), g) for ((b, s), j), g in order.run[at:]]
-        where = self._where
+        where, least = self._where, self._least
         for demand in order.queued:
             heads = self._heads[demand]
             head = heads[name]
             if not (first and demand == gpus) and where[head[1]][1] > i:
-                heads[name] = ((head[0][0] - gpus, head[0][1]), head[1])
+                head = heads[name] = ((head[0][0] - gpus, head[0][1]), head[1])
+                least[demand] = min(least[demand], head)
         if first:
             heads = self._heads[gpus]
             if gpus in order.queued:
@@ -382,6 +408,7 @@ class FairShareState:
                 del heads[name]
                 if not heads:
                     del self._heads[gpus]
+            self._renew(gpus)
         if name not in self._active:
             del self._tenants[name]  # type: ignore[union-attr]
 
@@ -468,12 +495,13 @@ class FairShareState:
         first change, when known (``FSH-5``)."""
         assert self._tenants is not None  # built once several tenants were active
         tail = RunningTail(_lowest_first([order.run for order in self._tenants.values()]))
-        heads: dict[int, Ranked | None] = {
-            gpus: min(first.values()) for gpus, first in sorted(self._heads.items())
-        }
+        heads: dict[int, Ranked | None] = {**self._least}
         starts, out = walk(tail, self._total - self._running_gpus, heads, self._after, first)
-        dropped = set(out)
-        preempt = tuple(j for j in self._running if j in dropped) if dropped else ()
+        if len(out) > 1:
+            dropped = set(out)
+            preempt = tuple([j for j in self._running if j in dropped])
+        else:
+            preempt = tuple(out)
         return Decision(start=tuple(starts), preempt=preempt)
 
 

@@ -40,8 +40,11 @@ class TenantOrder:
         """A job joins last in submit order: its index."""
         fen = self.fen
         i = len(fen)
-        low = i & -i
-        fen.append(gpus + self.prefix(i - 1) - self.prefix(i - low))
+        total, j, stop = gpus, i - 1, i - (i & -i)
+        while j > stop:  # fen[i] sums positions i - lowbit(i) + 1 .. i
+            total += fen[j]
+            j &= j - 1
+        fen.append(total)
         self.ids.append((submit, job_id))
         return i
 
