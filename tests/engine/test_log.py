@@ -9,12 +9,15 @@ import struct
 import tracemalloc
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
+from evalstop.engine import Simulator
 from evalstop.engine import log as log_module
 from evalstop.engine.fast import FastSimulator
 from evalstop.engine.log import KIND_CODES, EventLog, LogKind, LogRecord, LogWriter
@@ -185,3 +188,50 @@ def test_a_finished_runs_log_holds_41_bytes_a_record() -> None:
     size = sum(stat.size for stat in held.statistics("filename"))
     assert kept > 10 and len(log) > 2_000
     assert size <= 41 * len(log) + 16 * kept + 4_096  # the arrays' headers
+
+
+def _inexact(job: Job, how: str) -> Job:
+    """``job`` with one number that a log row carries of a type that is not exactly ``int``
+    (or ``float`` for a score), as the model allows: a numpy integer, an ``int`` score, a
+    ``bool`` score, a numpy float score."""
+    spec, truth, observations = job.spec, job.truth, list(job.observations)
+    first = observations[0]
+    numpy_int: Any = np.int64  # an Integral the model accepts where it says int
+    if how in ("job_id", "gpus", "submit_time"):
+        spec = attrs.evolve(spec, **{how: numpy_int(getattr(spec, how))})
+    elif how == "duration":
+        truth = attrs.evolve(truth, duration=numpy_int(truth.duration))
+    elif how == "step":
+        observations[0] = attrs.evolve(first, step=numpy_int(first.step))
+    else:
+        score = {"int score": 1, "bool score": True, "numpy score": np.float64(0.25)}[how]
+        observations[0] = attrs.evolve(first, eval_score=score)
+    return Job(spec, truth, tuple(observations))
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["job_id", "gpus", "submit_time", "duration", "step", "int score", "bool score", "numpy score"],
+)
+@pytest.mark.parametrize("system", ["fifo", "evalstop+fifo"])
+def test_eng16_rows_of_inexact_numbers_are_checked_when_packed(how: str, system: str) -> None:
+    """ENG-16: while the id and the GPUs of every job submitted are exactly ``int``s, the fast
+    engine's writer checks the types of the rows' times, steps and scores only; a job whose id
+    or GPUs are not makes it check every column from then on. Whichever number of a job is of
+    another type (first or after exact jobs), the fast engine's log reads back as the pure
+    engine's, types included (the inexact values kept whole)."""
+    jobs = list(generate(WorkloadConfig(n_jobs=40, gpus=8, load=0.9), seed=3).jobs)
+    assert not LogWriter().exact
+    for at in (0, 25):
+        odd = jobs.copy()
+        odd[at] = _inexact(jobs[at], how)
+        fast = FastSimulator(make_policy(system), 8, preemption_overhead=30)
+        pure = Simulator(make_policy(system), 8, preemption_overhead=30)
+        for index, job in enumerate(odd):
+            fast.submit(job)
+            pure.submit(job)
+            assert fast._writer.exact is (index < at or how not in ("job_id", "gpus"))
+        fast.run()
+        pure.run()
+        assert len(fast.log) == len(pure.log) > 0
+        assert all(same(a, b) for a, b in zip(fast.log, pure.log, strict=True))

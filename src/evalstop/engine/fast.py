@@ -90,7 +90,7 @@ class FastSimulator:
         self._active: dict[JobId, JobRecord] = {}
         self._running: dict[JobId, None] = {}  # start order
         self._ended: dict[JobId, JobStatus] = {}
-        self._writer = LogWriter()
+        self._writer = LogWriter(exact=True)  # see submit
         self._rows = self._writer.rows  # the engine appends log rows here (ENG-16)
         self.events_handled = 0
         self._check = check
@@ -156,6 +156,10 @@ class FastSimulator:
             raise EngineError(f"job {job_id} submitted at t={time}, before the clock t={self._now}")
         if spec.gpus > self._total:
             raise EngineError(f"job {job_id} needs {spec.gpus} GPUs; the cluster has {self._total}")
+        # ENG-16: the rows' job ids and GPUs are exact ints while every job's are (the writer
+        # then checks only the types of their times, steps and scores)
+        if type(job_id) is not int or type(spec.gpus) is not int:
+            self._writer.exact = False
         jobs[job_id] = job
         self._arrivals.submit(self.queue, (time, _ARRIVAL_RANK, self._seq(), job_id, 0, 0))
 

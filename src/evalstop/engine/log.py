@@ -75,6 +75,7 @@ _TYPECODES = ("q", "b", "q", "i", "i", "q", "d")  # time, kind, job, gpus, index
 _LIMITS = (2**63, 0, 2**63, 2**31, 2**31, 2**63)
 _CHUNK = 1024
 _CHECKED = (0, 2, 3, 4, 5)  # the integer columns but the kind's, which reads back as a LogKind
+_TIME_AND_STEP = (0, 5)  # those the engine's promise (LogWriter.exact) does not cover
 _count, _pack = operator.countOf, struct.pack
 
 
@@ -255,12 +256,18 @@ class LogWriter:
 
     Args:
         chunk: pending rows worth packing (a bound on the pending list, not on the log).
+        exact: the engine's promise that the job id, GPUs and index of every row it appends
+            are exactly ``int``s, so that a pack checks only the types of the times, steps
+            and scores (``ENG-16``: the fast engine keeps it while the id and the GPUs of each
+            job it was given are ``int``s, and sets the attribute to False when they are not;
+            it writes no other index than its own counts).
     """
 
-    __slots__ = ("_columns", "_odd", "chunk", "rows")
+    __slots__ = ("_columns", "_odd", "chunk", "exact", "rows")
 
-    def __init__(self, chunk: int = _CHUNK) -> None:
+    def __init__(self, chunk: int = _CHUNK, *, exact: bool = False) -> None:
         self.chunk = chunk
+        self.exact = exact
         self._columns: tuple[array[Any], ...] = tuple(array(code) for code in _TYPECODES)
         self._odd: dict[int, LogRecord] = {}
         self.rows: list[Row] = []
@@ -289,10 +296,12 @@ class LogWriter:
         n = len(rows)
         columns = list(zip(*rows, strict=True))
         # exact types only (a bool or a numpy integer would read back as an int; a kind code
-        # reads back as its LogKind); packed through struct, a few times faster than
-        # array(code, values), to the same bytes
+        # reads back as its LogKind), in the columns the engine did not promise (exact);
+        # packed through struct, a few times faster than array(code, values), to the same
+        # bytes, which also checks the ranges
         if _count(map(type, columns[6]), float) == n and all(
-            _count(map(type, columns[c]), int) == n for c in _CHECKED
+            _count(map(type, columns[c]), int) == n
+            for c in (_TIME_AND_STEP if self.exact else _CHECKED)
         ):
             try:
                 packed = [
