@@ -9,7 +9,6 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sortedcontainers import SortedList
 
 from builders import cluster_view, job_view, log_lines, make_job, simulate
 from evalstop.core import fairshare
@@ -174,12 +173,12 @@ def test_fsh4_one_tenant_keeps_no_per_tenant_order_until_a_second_tenant_is_acti
     policy's before and after (and once that tenant is gone)."""
     built: list[int] = []
 
-    class Counted(SortedList):  # type: ignore[type-arg]
-        def __init__(self, *args: Any) -> None:
+    class Counted(TenantOrder):
+        def __init__(self) -> None:
             built.append(1)
-            super().__init__(*args)
+            super().__init__()
 
-    monkeypatch.setattr(fairshare, "SortedList", Counted)
+    monkeypatch.setattr(fairshare, "TenantOrder", Counted)
     running = [job_view(i, submit=i, running_since=i, gpus=2) for i in range(5)]
     queued = [job_view(10 + i, submit=10 + i, gpus=3) for i in range(4)]
     state = fair_share.start_run(10)
@@ -309,7 +308,7 @@ def test_fsh4_a_tenant_order_finds_keys_as_a_sum_over_its_active_jobs(
         assert i == job_id + 1
         active[i] = gpus
         if queued:
-            order.queued.setdefault(gpus, SortedList()).add(i)
+            order.queued.setdefault(gpus, []).append(i)
     for i, (gpus, ends, queued) in enumerate(jobs, start=1):
         if ends:
             order.add(i, -gpus)

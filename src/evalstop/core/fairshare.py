@@ -38,11 +38,11 @@ from __future__ import annotations
 import bisect
 import heapq
 import operator
+from bisect import insort
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
-from sortedcontainers import SortedList
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
@@ -317,8 +317,11 @@ class FairShareState:
     def _queue_at(self, order: TenantOrder, name: str, i: int, key: Ranked, gpus: int) -> None:
         indices = order.queued.get(gpus)
         if indices is None:
-            indices = order.queued[gpus] = SortedList()
-        indices.add(i)
+            order.queued[gpus] = [i]
+        elif i > indices[-1]:
+            indices.append(i)  # an arrival: last in its tenant's order
+        else:
+            insort(indices, i)  # a preempted job: before its demand's queued jobs
         heads = self._heads.get(gpus)
         if heads is None:
             heads = self._heads[gpus] = {}
@@ -355,7 +358,7 @@ class FairShareState:
         order, i = self._where[job.job_id]
         gpus, name = job.gpus, job.tenant
         indices = order.queued[gpus]
-        indices.remove(i)
+        _unqueue(indices, i)
         heads = self._heads[gpus]
         key = heads[name]
         if key[1] == job.job_id:  # its demand's first: the next one is
@@ -387,7 +390,7 @@ class FairShareState:
             del order.run[at], order.run_idx[at]
         else:
             indices = order.queued[gpus]
-            indices.remove(i)
+            _unqueue(indices, i)
             first = self._heads[gpus][name][1] == job.job_id
             if not indices:
                 del order.queued[gpus]
@@ -524,6 +527,15 @@ def _lowest_first(runs: list[list[tuple[Ranked, int]]]) -> Iterator[tuple[Ranked
             heapq.heapreplace(heap, (-asked, -submit, -job_id, at, run))
         else:
             heapq.heappop(heap)
+
+
+def _unqueue(indices: list[int], i: int) -> None:
+    """Take index ``i`` out of a demand's queued indices: a start takes the first (``FSH-4``:
+    of a tenant's jobs of one demand, those before a started one start too)."""
+    if indices[0] == i:
+        del indices[0]
+    else:
+        del indices[bisect.bisect_left(indices, i)]
 
 
 fair_share = FairShare()

@@ -9,7 +9,7 @@ so that a job's sum, or the first position whose sum reaches a bound, costs O(lo
 
 from __future__ import annotations
 
-from sortedcontainers import SortedList
+from bisect import bisect_left
 
 from evalstop.core.model import JobId
 
@@ -24,7 +24,10 @@ class TenantOrder:
     order they joined, which is submit order) holds ``ids[i]`` = (submit time, id); ``fen``
     is a Fenwick tree of their GPUs (0 once a job ended), so that the GPUs its earlier
     active jobs ask for (the first part of its key) cost O(log n); the queued jobs' indices
-    per GPU demand; the running jobs in order, with their keys and GPUs."""
+    per GPU demand, ascending, in plain lists (its jobs of one demand start in order, so a
+    start takes the first, an arrival comes last and a preempted job goes first: C-level
+    bisects and moves, no sorted container's Python bookkeeping); the running jobs in order,
+    with their keys and GPUs."""
 
     __slots__ = ("fen", "gpus", "ids", "queued", "run", "run_idx")
 
@@ -32,7 +35,7 @@ class TenantOrder:
         self.fen = [0]  # 1-based; fen[0] unused
         self.ids: list[tuple[int, JobId]] = [(-1, -1)]
         self.gpus = 0  # GPUs of its active jobs
-        self.queued: dict[int, SortedList[int]] = {}
+        self.queued: dict[int, list[int]] = {}  # ascending
         self.run: list[tuple[Ranked, int]] = []  # running jobs' (key, GPUs), in order
         self.run_idx: list[int] = []  # their indices
 
@@ -85,7 +88,7 @@ class TenantOrder:
         """The key of its first queued job of ``gpus`` GPUs ranked after ``at``: keys grow
         with the index, and the jobs at indices up to ``below(at's GPUs) + 1`` rank before."""
         indices = self.queued[gpus]
-        p = indices.bisect_left(self.below(at[0][0]) + 2)
+        p = bisect_left(indices, self.below(at[0][0]) + 2)
         while p < len(indices):
             key = self.key(indices[p])
             if key > at:
