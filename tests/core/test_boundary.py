@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import evalstop
 from builders import Recorder, cluster_view, job_view, make_job, simulate, with_hidden_truth
 from evalstop.core import boundary
+from evalstop.core import decision as decision_module
 from evalstop.core.boundary import (
     OBSERVABLE_SPEC_FIELDS,
     CheckpointView,
@@ -33,6 +34,7 @@ from evalstop.core.boundary import (
     trusted_job_view,
     trusted_verdict,
 )
+from evalstop.core.decision import Decision, StopOrder, trusted_decision, trusted_stop_order
 from evalstop.core.detectors import DeclineDetector, Detector, LossPlateau, StopAtProgress
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth
 from evalstop.core.policies import BASE_POLICIES, fifo, srtf_est
@@ -577,21 +579,32 @@ def test_bnd6_trusted_verdict_equals_the_public_constructor(fields: tuple[Any, .
         made.evals = 1  # type: ignore[misc]
 
 
+_A_VIEW_S_FIELDS = attrs.astuple(job_view(1), recurse=False)
+
+
 @pytest.mark.parametrize(
-    ("cls", "trusted", "twin"),
+    ("cls", "trusted", "twin", "sample"),
     [
-        (JobView, trusted_job_view, boundary._Filling),
-        (Verdict, trusted_verdict, boundary._VerdictFilling),
+        (JobView, trusted_job_view, boundary._Filling, attrs.astuple(job_view(1), recurse=False)),
+        (
+            Verdict,
+            trusted_verdict,
+            boundary._VerdictFilling,
+            attrs.astuple(job_view(1), recurse=False),
+        ),
+        (Decision, trusted_decision, decision_module._DecisionFilling, ((), (), ())),
+        (StopOrder, trusted_stop_order, decision_module._StopFilling, (1, "x", None, None)),
     ],
 )
-def test_bnd6_a_view_or_verdict_has_nothing_the_trusted_path_skips(
-    cls: type, trusted: Callable[..., object], twin: type
+def test_bnd6_a_trusted_constructor_skips_nothing(
+    cls: type, trusted: Callable[..., object], twin: type, sample: tuple[Any, ...]
 ) -> None:
-    """BND-6: no JobView or Verdict field has a validator, a converter or a factory default,
-    and neither class has __attrs_post_init__: attrs' __init__ only stores what it is given,
-    as the trusted constructors do (a check added later would fail this test, not be
-    skipped); the mutable twin each fills has the class's slots, which are its fields (no
-    __weakref__), and the constructor's parameters are the fields, in order."""
+    """BND-6: no field of JobView, Verdict, Decision or StopOrder has a validator, a
+    converter or a factory default, and no such class has __attrs_post_init__: attrs'
+    __init__ only stores what it is given, as the trusted constructors do (a check added
+    later would fail this test, not be skipped); the mutable twin each fills has the class's
+    slots, which are its fields (no __weakref__), and the constructor's parameters are the
+    fields, in order."""
     for field in attrs.fields(cls):
         assert field.validator is None and field.converter is None, field.name
         assert not isinstance(field.default, attrs.Factory), field.name  # type: ignore[arg-type]
@@ -602,4 +615,4 @@ def test_bnd6_a_view_or_verdict_has_nothing_the_trusted_path_skips(
     assert list(vars(cls)["__slots__"]) == names
     assert list(vars(twin)["__slots__"]) == sorted(names)  # CPython lays slots out sorted
     with pytest.raises(TypeError):
-        weakref.ref(trusted(*attrs.astuple(job_view(1), recurse=False)[: len(names)]))
+        weakref.ref(trusted(*sample[: len(names)]))
