@@ -93,6 +93,39 @@ def test_pol6_user_priority_policy_is_not_incremental_by_default() -> None:
     assert policy.start_run(4) is None
 
 
+def _ragged_key(job: JobView, now: int) -> tuple[float, ...]:
+    """A key of varying length that ends with the job id: GPUs first; a job of 2 GPUs or more
+    is ranked by submit time too, so some keys are longer than others."""
+    if job.gpus < 2:
+        return (job.gpus, job.job_id)
+    return (job.gpus, job.submit_time, job.job_id)
+
+
+def _never_moves(job: JobView, now: int) -> int | None:
+    return None
+
+
+@settings(max_examples=examples(200))
+@given(cluster=clusters())
+def test_pol6_a_users_incremental_key_of_varying_length_decides_as_the_policy(
+    cluster: ClusterView,
+) -> None:
+    """POL-6: a user's preemptive incremental policy whose keys end with the job id but differ
+    in length: its ordered state (the keys themselves as entries, ids read off their ends)
+    decides what the policy decides."""
+    policy = PriorityPolicy(
+        "ragged", _ragged_key, preemptive=True, incremental=True, moves_at=_never_moves
+    )
+    state = policy.start_run(cluster.total_gpus)
+    assert isinstance(state, ranking.PriorityState)
+    for view in cluster.queued:
+        state.queued(view)
+    for view in cluster.running:
+        state.started(view)
+    decided = state.decide(cluster.time, cluster.free_gpus, EventKind.ARRIVAL, None)
+    assert decided == policy(cluster)
+
+
 def _apply(view: ClusterView, decision: Decision, time: int, state: PolicyState) -> ClusterView:
     """The cluster after ``decision`` at ``time`` (a preempted job banks its service)."""
     running = {j.job_id: j for j in view.running}
@@ -311,7 +344,7 @@ def test_pol9_a_demand_that_fits_nowhere_past_the_position_is_not_looked_up(
     expected = srtf_est(attrs.evolve(cluster, time=20, queued=(big, new)))
     assert decided == expected
     assert decided.start == (9_999,) and decided.preempt == (1_998, 1_999)
-    assert [value[1] for value in looked] == [9_999]  # only past the started job, in its demand
+    assert [value[-1] for value in looked] == [9_999]  # only past the started job, in its demand
 
 
 @pytest.mark.parametrize("policy", [srtf_est, las, loss_aware], ids=lambda p: p.name)

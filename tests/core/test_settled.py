@@ -306,4 +306,4 @@ def test_pol11_the_first_newcomer_that_fits_is_the_walks_first_change(
     cluster = ClusterView(20, 4, 0, (waiting, *newcomers), runners, EventKind.ARRIVAL)
     assert decided == policy(cluster)
     assert decided.start == (7,) and decided.preempt == (4,)
-    assert [first[0][1] for first in firsts] == [7]  # type: ignore[index]
+    assert [first[0][-1] for first in firsts] == [7]  # type: ignore[index]

@@ -36,7 +36,7 @@ import functools
 import heapq
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from sortedcontainers import SortedList
 
@@ -46,7 +46,10 @@ from evalstop.core.model import JobId
 
 __all__ = ["PriorityState", "RankingRule", "RunningTail", "walk"]
 
-Ranked = tuple[tuple[float, ...], JobId]
+Ranked = tuple[Any, ...]
+"""A job's place in a ranking: its key, which ends with its id (a policy's key, ``POL-6``;
+fair share's ``((GPUs, submit time), id)``, ``FSH-4``). A flat key compares in one pass
+(nested tuples recurse): a bisect over 3,000 entries costs 0.37 against 0.58 us."""
 Bucket = list[Ranked] | SortedList[Ranked]
 """One GPU demand's queued jobs in key order: a sorted list, a ``SortedList`` once long."""
 _NOTHING = Decision()
@@ -163,17 +166,17 @@ def _lowest_first(
     kept, falling = reversed(fixed), reversed(moving)
     low = next(kept, None)
     entry = next(falling, None)
-    down = None if entry is None else ((entry[0][0] - time, *entry[0][1:]), entry[1])
+    down = None if entry is None else (entry[0] - time, *entry[1:])
     while down is not None:
         if low is not None and low > down:
-            yield low, running[low[1]].gpus
+            yield low, running[low[-1]].gpus
             low = next(kept, None)
             continue
-        yield down, running[down[1]].gpus
+        yield down, running[down[-1]].gpus
         entry = next(falling, None)
-        down = None if entry is None else ((entry[0][0] - time, *entry[0][1:]), entry[1])
+        down = None if entry is None else (entry[0] - time, *entry[1:])
     while low is not None:
-        yield low, running[low[1]].gpus
+        yield low, running[low[-1]].gpus
         low = next(kept, None)
 
 
@@ -198,7 +201,7 @@ def walk(
     dropped: list[JobId] = []
     if first_start is not None:  # the walk goes on from its first change
         at, slack = first_start[0], slack - first_start[1]
-        starts.append(at[1])
+        starts.append(at[-1])
     # tail.holds_after(x, need) is inlined where the entries drawn already hold `need`
     held, entries, holds_after, left = tail._held, tail._entries, tail.holds_after, bisect_left
     while True:
@@ -230,10 +233,10 @@ def walk(
             break
         at = first
         if queued:
-            starts.append(first[1])
+            starts.append(first[-1])
             slack -= best_gpus
         else:
-            dropped.append(first[1])
+            dropped.append(first[-1])
             slack += best_gpus
     return starts, dropped
 
@@ -318,7 +321,7 @@ class PriorityState:
         # The view of a queued job does not change until it starts, and an incremental
         # policy's key of a queued job does not depend on the time (POL-6): any time will do.
         job_id, gpus = job.job_id, job.gpus
-        ranked = (self._keep(job, now=0), job_id)
+        ranked = self._keep(job, now=0)  # it ends with job_id (POL-6)
         if job_id in self._running:  # preempted
             self._stop_running(job_id)
             if job_id in self._pending:
@@ -434,15 +437,15 @@ class PriorityState:
         if key is None:
             key = self._keep(view, now=time)
         top = self._top
-        if top is None or (key, job_id) > top:  # POL-11: no active key is above _top
-            self._top = (key, job_id)
+        if top is None or key > top:  # POL-11: no active key is above _top
+            self._top = key
         falls, moves_at = self._falls, self._moves_at
         until = falls(view, time) if falls is not None else None
         moving = until is not None
         if moving:  # POL-8: key(view, t)[0] == key[0] - (t - time) until `until`
-            entry: Ranked = ((key[0] + time, *key[1:]), job_id)
+            entry: Ranked = (key[0] + time, *key[1:])
         else:
-            entry = (key, job_id)
+            entry = key
             until = moves_at(view, time) if moves_at is not None else None
         old = self._ranked.get(job_id)
         if old is None or old[0] != entry or old[1] != moving:
@@ -462,8 +465,8 @@ class PriorityState:
         running = self._running
         if not self._kept:
             key = functools.partial(self._policy.key, now=time)
-            ranked = sorted(((key(view), j) for j, view in running.items()), reverse=True)
-            return RunningTail((r, running[r[1]].gpus) for r in ranked)
+            ranked: list[Ranked] = sorted(map(key, running.values()), reverse=True)
+            return RunningTail((r, running[r[-1]].gpus) for r in ranked)
         for job_id in self._dirty:
             self._rank(job_id, time)
         self._dirty.clear()
@@ -518,7 +521,7 @@ class PriorityState:
                 now = key(view, now=time)
                 before = key(reports.get(job_id, view), now=then)
                 if now > before:
-                    later.append(((before, job_id), (now, job_id)))
+                    later.append((before, now))
                 rank(job_id, time, now)  # ranked now, as the walk would: move times known
             dirty.clear()
         moves = self._moves
@@ -528,7 +531,7 @@ class PriorityState:
                 now = key(view, now=time)
                 before = key(reports.get(job_id, view), now=then)  # reported since: POL-13
                 if now > before:
-                    later.append(((before, job_id), (now, job_id)))
+                    later.append((before, now))
                 rank(job_id, time, now)
         return not later or not self._passed_fits(time, later)
 
@@ -587,7 +590,7 @@ class PriorityState:
         starts: list[JobId] = []
         for ranked, gpus in fresh:
             if gpus <= free:
-                starts.append(ranked[1])
+                starts.append(ranked[-1])
                 free -= gpus
         return Decision(start=tuple(starts)) if starts else _NOTHING
 
@@ -599,7 +602,7 @@ class PriorityState:
                 return _NOTHING
             return Decision(start=tuple(self._fit(free_gpus)))
         if self._queued_gpus <= free_gpus:
-            return Decision(start=tuple(j for _, j in sorted(r for r, _ in self._queued.values())))
+            return Decision(start=tuple(r[-1] for r in sorted(r for r, _ in self._queued.values())))
         if not self._running:
             return Decision(start=tuple(self._fit(self._total)))
         return self._walk(time)
@@ -619,7 +622,7 @@ class PriorityState:
                 return
             heads[best_gpus] += 1
             room -= best_gpus
-            yield best[1]
+            yield best[-1]
 
     def _walk(
         self, time: int, tail: RunningTail | None = None, first: tuple[Ranked, int] | None = None
