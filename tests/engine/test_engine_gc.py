@@ -9,8 +9,18 @@ import pytest
 
 from builders import make_job
 from evalstop.core.detectors import DeclineDetector, LossPlateau
+from evalstop.core.fairshare import FairShare
+from evalstop.core.model import Job
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.policies import PriorityPolicy, fifo, las, loss_aware, sjf_est, srtf_est
+from evalstop.core.policies import (
+    PriorityPolicy,
+    fair_share,
+    fifo,
+    las,
+    loss_aware,
+    sjf_est,
+    srtf_est,
+)
 from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
@@ -19,7 +29,7 @@ from evalstop.engine.fast import FastSimulator
 from evalstop.engine.record import JobRecord
 from evalstop.sim.workload import WorkloadConfig, generate
 
-OWN = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las")
+OWN = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las", "fair-share")
 SYSTEMS = (*OWN, *(f"evalstop+{base}" for base in OWN), "noise-aware+srtf-est", "noise-aware+fifo")
 
 
@@ -48,11 +58,11 @@ def watched(policy: Policy, check: bool = False) -> list[bool]:
 
 
 def test_eng19_which_systems_run_only_library_code() -> None:
-    """ENG-19: the five built-in priority bases themselves, alone or wrapped once, with no
-    detector or one built-in rule that folds in place (the decline rule, the noise-aware rule,
-    DET-12); not another detector, a subclass of a built-in one, a look-alike base or a second
-    wrapper (a second detector)."""
-    for base in (fifo, sjf_est, srtf_est, loss_aware, las):
+    """ENG-19: the five built-in priority bases and fair share themselves, alone or wrapped
+    once, with no detector or one built-in rule that folds in place (the decline rule, the
+    noise-aware rule, DET-12); not another detector, a subclass of a built-in one, a look-alike
+    base or a second wrapper (a second detector)."""
+    for base in (fifo, sjf_est, srtf_est, loss_aware, las, fair_share):
         assert engine_only(base)
         assert engine_only(evalstop(base))
         assert engine_only(evalstop(base, DeclineDetector(3)))
@@ -61,6 +71,7 @@ def test_eng19_which_systems_run_only_library_code() -> None:
         assert not engine_only(evalstop(base, Subclass()))
         assert not engine_only(evalstop(evalstop(base), DeclineDetector(3)))
     assert not engine_only(PriorityPolicy("mine", fifo.key, preemptive=False))
+    assert not engine_only(FairShare(name="mine"))
     assert engine_only(make_policy("noise-aware+srtf-est"))
     assert not engine_only(make_policy("lossplateau+srtf-est"))
 
@@ -70,7 +81,9 @@ class Subclass(NoiseAwareDetector):
     """A detector of the built-in rule's type by inheritance only: user code (ENG-19)."""
 
 
-@pytest.mark.parametrize("system", ["fifo", "evalstop+sjf-est", "srtf-est", "evalstop+las"])
+@pytest.mark.parametrize(
+    "system", ["fifo", "evalstop+sjf-est", "srtf-est", "evalstop+las", "evalstop+fair-share"]
+)
 def test_eng19_the_collector_is_paused_during_a_run_and_restored(system: str) -> None:
     """ENG-19: for such a system the collector is off while run() handles events, on again
     after it; also with check=True (run() one event at a time)."""
@@ -108,18 +121,24 @@ def test_eng19_other_code_raises_and_steps_leave_the_collector_as_it_was() -> No
         gc.enable()
 
 
+@pytest.mark.parametrize("tenants", [1, 3])
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_eng19_a_run_leaves_no_cyclic_garbage(system: str) -> None:
+def test_eng19_a_run_leaves_no_cyclic_garbage(system: str, tenants: int) -> None:
     """ENG-19: what the paused collector would have found after a whole run of each such
-    system (its policy, its state and the engine's objects): nothing."""
+    system (its policy, its state and the engine's objects): nothing; with one tenant and
+    with three (fair share's two kinds of state, FSH-4)."""
     policy = make_policy(system)
     assert engine_only(policy)
     work = generate(WorkloadConfig(n_jobs=150, gpus=12), seed=3)
+    jobs = [
+        Job(attrs.evolve(job.spec, tenant=f"t{job.job_id % tenants}"), job.truth, job.observations)
+        for job in work.jobs
+    ]
     gc.collect()
     gc.disable()
     try:
         sim = FastSimulator(policy, 12)
-        for job in sorted(work.jobs, key=lambda j: (j.spec.submit_time, j.job_id)):
+        for job in sorted(jobs, key=lambda j: (j.spec.submit_time, j.job_id)):
             sim.submit(job)
         sim.run()
         assert sim.events_handled > len(work.jobs)

@@ -42,6 +42,7 @@ from evalstop.core.noise_fold import NoiseFold, noise_folder
 from evalstop.core.policies import (
     BASE_POLICIES,
     BasePolicy,
+    fair_share,
     fifo,
     las,
     loss_aware,
@@ -238,14 +239,15 @@ def alone(detectors: tuple[Detector[Any], ...]) -> InPlace | None:
     return in_place(detectors[0]) if len(detectors) == 1 else None
 
 
-_OWN_BASES = (fifo, sjf_est, srtf_est, loss_aware, las)
+_OWN_BASES = (fifo, sjf_est, srtf_est, loss_aware, las, fair_share)
 
 
 def library_only(policy: Policy) -> bool:
     """Whether a run of ``policy`` executes no code but the library's (``ENG-19``): one of the
-    built-in priority bases itself, alone or wrapped once by :class:`EvalStop`, with no
-    detector or one built-in rule alone that folds in place (:func:`alone`: the decline rule,
-    the noise-aware rule). The engine asks this; it names no policy itself."""
+    built-in bases itself (the five priority bases and fair share), alone or wrapped once by
+    :class:`EvalStop`, with no detector or one built-in rule alone that folds in place
+    (:func:`alone`: the decline rule, the noise-aware rule). The engine asks this; it names no
+    policy itself."""
     base = base_of(policy)
     if not any(base is own for own in _OWN_BASES):
         return False

@@ -1,10 +1,11 @@
 """When the fast engine may pause Python's cyclic garbage collector, and the pause (``ENG-19``).
 
-A run of a built-in priority base, alone or wrapped once by EvalStop with no detector or one
-built-in rule folded in the job's record (``ENG-17``), executes no code but the
-library's, and that code makes no reference cycles: the collector would find nothing, yet at
-100,000 jobs its scans of the workload's objects cost a sixth of the run. Any other policy
-or detector is user code that may make cycles, so it runs with the collector as it was.
+A run of a built-in base (a priority base or fair share), alone or wrapped once by EvalStop
+with no detector or one built-in rule folded in the job's record (``ENG-17``), executes no
+code but the library's, and that code makes no reference cycles: the collector would find
+nothing, yet at 100,000 jobs its scans of the workload's objects cost a sixth of the run. Any
+other policy or detector is user code that may make cycles, so it runs with the collector as
+it was.
 """
 
 from __future__ import annotations
