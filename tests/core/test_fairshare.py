@@ -234,7 +234,7 @@ def test_fsh5_an_arrival_that_fits_nowhere_decides_nothing_without_a_walk(
     original = fairshare.FairShareState._walk
 
     def counting(self: fairshare.FairShareState, first: Any = None) -> Decision:
-        walked.append(None if first is None else first[0][1])
+        walked.append(None if first is None else first[0][-1])
         return original(self, first)
 
     monkeypatch.setattr(fairshare.FairShareState, "_walk", counting)
@@ -316,13 +316,13 @@ def test_fsh4_a_tenant_order_finds_keys_as_a_sum_over_its_active_jobs(
             if queued:
                 order.queued[gpus].remove(i)
     for i in active:
-        assert order.key(i) == ((sum(g for j, g in active.items() if j < i), i - 1), i - 1)
+        assert order.key(i) == (sum(g for j, g in active.items() if j < i), i - 1, i - 1)
     below = max(
         [m for m in range(len(jobs) + 1) if sum(active.get(j, 0) for j in range(1, m + 1)) < bound],
         default=-1,
     )
     assert order.below(bound) == below
-    at = ((bound, seen), seen)
+    at = (bound, seen, seen)
     for gpus, indices in order.queued.items():
         later = [order.key(i) for i in indices if order.key(i) > at]
         assert order.after(gpus, at) == (min(later) if later else None)
@@ -363,13 +363,21 @@ def test_fsh4_each_demands_least_first_queued_job_is_kept_as_tenants_change(
 ) -> None:
     """FSH-4: at every walk the kept heads (per GPU demand, fewest GPUs first, the least of the
     tenants' first queued jobs) are those of the tenants' first jobs as they stand, through
-    arrivals, starts, preemptions, ends and rebuilt orders."""
+    arrivals, starts, preemptions, ends and rebuilt orders; so is each tenant's lowest ranked
+    running job, where the merge of the running orders starts."""
     jobs, gpus, order = work
     original = fairshare.FairShareState._walk
 
     def checked(self: fairshare.FairShareState, first: Any = None) -> Decision:
         heads = self._heads
         assert list(self._least.items()) == [(g, min(heads[g].values())) for g in sorted(heads)]
+        assert self._tenants is not None
+        lows = {
+            n: (-o.run[-1][0], -o.run[-1][1], -o.run[-1][2], -1, o.run)
+            for n, o in self._tenants.items()
+            if o.run
+        }
+        assert self._lows == lows and all(self._lows[n][4] is lows[n][4] for n in lows)
         return original(self, first)
 
     fairshare.FairShareState._walk = checked  # type: ignore[method-assign]

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import operator
 from bisect import insort
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -45,18 +44,19 @@ from typing import Any
 import attrs
 
 from evalstop.core.boundary import ClusterView, EventKind, JobView
-from evalstop.core.decision import Decision
+from evalstop.core.decision import Decision, trusted_decision
 from evalstop.core.detectors import Detector
 from evalstop.core.gpus import first_fit
 from evalstop.core.model import JobId
 from evalstop.core.policy import PolicyState
 from evalstop.core.ranking import PriorityState, RunningTail, walk
-from evalstop.core.tenantorder import Ranked, TenantOrder
+from evalstop.core.tenantorder import Ranked, Running, TenantOrder
 
 __all__ = ["FairShare", "FairShareState", "fair_share", "fair_share_ranking"]
 
 _NOTHING = Decision()
-_first = operator.itemgetter(0)
+_Low = tuple[int, int, int, int, list[Running]]
+"""A running order's entry in the merge's heap: its key negated, its position from the end."""
 
 
 def fair_share_ranking(jobs: tuple[JobView, ...]) -> list[JobView]:
@@ -143,11 +143,13 @@ class FairShareState:
         "_fresh",
         "_heads",
         "_least",
+        "_lows",
         "_one",
         "_pending",
         "_queued",
         "_running",
         "_running_gpus",
+        "_seconds",
         "_settled",
         "_tenants",
         "_total",
@@ -169,6 +171,12 @@ class FairShareState:
         # per GPU demand, fewest first, the least of its tenants' first queued jobs (a walk's
         # heads, kept as they change)
         self._least: dict[int, Ranked] = {}
+        # each tenant with running jobs: its lowest ranked one as the merge of the running
+        # orders reads it first (_lowest_first), kept as it changes
+        self._lows: dict[str, _Low] = {}
+        # during a decision: a tenant's first queued job of a demand that the walk read past,
+        # and that tenant's next one of the demand (its first once the other starts)
+        self._seconds: dict[JobId, Ranked | None] = {}
         self._one = one_tenant  # preemptive submit order over the same jobs
         # FSH-5: since the last decision nothing changed but what it said and arrivals
         self._settled = False
@@ -246,7 +254,8 @@ class FairShareState:
             del self._active[tenant]
         if self._tenants is not None:
             self._leave(job, running)
-            self._unsettle()
+            self._settled = False  # _unsettle, inline
+            self._fresh.clear()
         if self._one is not None:
             self._one.ended(job_id)
 
@@ -287,6 +296,7 @@ class FairShareState:
         """Tenant ``name``'s order from its active jobs."""
         assert self._tenants is not None
         old = self._tenants.pop(name, None)
+        self._lows.pop(name, None)
         if old is not None:
             for gpus in old.queued:
                 heads = self._heads[gpus]
@@ -304,12 +314,13 @@ class FairShareState:
         """Job ``job`` joins its tenant's ``order`` last: its key."""
         gpus = job.gpus
         i = order.append(job.submit_time, job.job_id, gpus)
-        key: Ranked = ((order.gpus, job.submit_time), job.job_id)
+        key: Ranked = (order.gpus, job.submit_time, job.job_id)
         order.gpus += gpus
         self._where[job.job_id] = (order, i)
         if running:
-            order.run.append((key, gpus))
+            order.run.append((key[0], key[1], key[2], gpus))
             order.run_idx.append(i)
+            self._lows[job.tenant] = (-key[0], -key[1], -key[2], -1, order.run)
         else:
             self._queue_at(order, job.tenant, i, key, gpus)
         return key
@@ -347,12 +358,23 @@ class FairShareState:
         else:
             self._least.pop(gpus, None)
 
+    def _lowest(self, name: str, run: list[Running]) -> None:
+        """Tenant ``name``'s running order ``run`` changed at its end: its lowest entry anew."""
+        if run:
+            asked, submit, job_id, _ = run[-1]
+            self._lows[name] = (-asked, -submit, -job_id, -1, run)
+        else:
+            self._lows.pop(name, None)
+
     def _preempted(self, job: JobView) -> None:
         order, i = self._where[job.job_id]
+        run = order.run
         at = bisect.bisect_left(order.run_idx, i)
-        key = order.run[at][0]
-        del order.run[at], order.run_idx[at]
-        self._queue_at(order, job.tenant, i, key, job.gpus)
+        asked, submit, job_id, gpus = run[at]
+        del run[at], order.run_idx[at]
+        if at == len(run):  # it was its tenant's lowest ranked running job
+            self._lowest(job.tenant, run)
+        self._queue_at(order, job.tenant, i, (asked, submit, job_id), gpus)
 
     def _started(self, job: JobView) -> None:
         order, i = self._where[job.job_id]
@@ -361,22 +383,28 @@ class FairShareState:
         _unqueue(indices, i)
         heads = self._heads[gpus]
         key = heads[name]
-        if key[1] == job.job_id:  # its demand's first: the next one is
+        if key[2] == job.job_id:  # its demand's first: the next one is
             if indices:
-                heads[name] = order.key(indices[0])
+                heads[name] = self._seconds.get(job.job_id) or order.key(indices[0])
             else:
                 del heads[name]
                 if not heads:
                     del self._heads[gpus]
-            if self._least[gpus][1] == job.job_id:
-                self._renew(gpus)
+            if self._least[gpus][2] == job.job_id:  # _renew, inline
+                if heads:
+                    self._least[gpus] = min(heads.values())
+                else:
+                    del self._least[gpus]
         else:
             key = order.key(i)
         if not indices:
             del order.queued[gpus]
+        run = order.run
         at = bisect.bisect_left(order.run_idx, i)
-        order.run.insert(at, (key, gpus))
+        run.insert(at, (key[0], key[1], key[2], gpus))
         order.run_idx.insert(at, i)
+        if at == len(run) - 1:  # its tenant's lowest ranked running job now
+            self._lows[name] = (-key[0], -key[1], -key[2], -1, run)
 
     def _leave(self, job: JobView, running: bool) -> None:
         """An active job ended: its tenant's later jobs ask for ``gpus`` GPUs less before."""
@@ -391,17 +419,21 @@ class FairShareState:
         else:
             indices = order.queued[gpus]
             _unqueue(indices, i)
-            first = self._heads[gpus][name][1] == job.job_id
+            first = self._heads[gpus][name][2] == job.job_id
             if not indices:
                 del order.queued[gpus]
-        if at < len(order.run):
-            order.run[at:] = [(((b - gpus, s), j), g) for ((b, s), j), g in order.run[at:]]
+        run = order.run
+        if at < len(run):
+            run[at:] = [(b - gpus, s, j, g) for b, s, j, g in run[at:]]
+            self._lowest(name, run)
+        elif running:  # it was its tenant's lowest ranked running job
+            self._lowest(name, run)
         where, least = self._where, self._least
         for demand in order.queued:
             heads = self._heads[demand]
             head = heads[name]
-            if not (first and demand == gpus) and where[head[1]][1] > i:
-                head = heads[name] = ((head[0][0] - gpus, head[0][1]), head[1])
+            if not (first and demand == gpus) and where[head[2]][1] > i:
+                head = heads[name] = (head[0] - gpus, head[1], head[2])
                 least[demand] = min(least[demand], head)
         if first:
             heads = self._heads[gpus]
@@ -413,7 +445,7 @@ class FairShareState:
                     del self._heads[gpus]
             self._renew(gpus)
         if name not in self._active:
-            del self._tenants[name]  # type: ignore[union-attr]
+            del self._tenants[name]  # type: ignore[union-attr]  # and its run is empty
 
     def decide(
         self, time: int, free_gpus: int, cause: EventKind, changed: JobView | None
@@ -433,9 +465,14 @@ class FairShareState:
             decision = self._arrived(free_gpus) if settled else self._walk()
             self._settled = True
             self._fresh.clear()
-            self._pending = {*decision.preempt}
+            if decision.preempt:
+                self._pending = {*decision.preempt}
+            elif self._pending:
+                self._pending = set()
         if decision.start:
             self._take(decision.start)
+        if self._seconds:
+            self._seconds.clear()
         return decision
 
     def _take(self, starts: tuple[JobId, ...]) -> None:
@@ -467,13 +504,12 @@ class FairShareState:
 
     def _held_after(self, key: Ranked, gpus: int) -> bool:
         """Whether the running jobs ranked after ``key`` hold at least ``gpus`` GPUs."""
-        assert self._tenants is not None
-        held = 0
-        for order in self._tenants.values():
-            run = order.run
-            if run and run[-1][0] > key:
-                at = bisect.bisect_right(run, key, key=_first)
-                held += sum([entry[1] for entry in run[at:]])
+        held, after = 0, (-key[0], -key[1], -key[2])
+        for low in self._lows.values():  # each tenant's lowest ranked running job, negated
+            if low < after:  # a running job's key is not a queued job's key
+                run = low[4]
+                at = bisect.bisect_right(run, key)
+                held += sum([entry[3] for entry in run[at:]])
                 if held >= gpus:
                     return True
         return False
@@ -482,9 +518,14 @@ class FairShareState:
         """The first queued job of ``gpus`` GPUs ranked after ``at``: the least of each
         tenant's."""
         assert self._tenants is not None
-        tenants, best = self._tenants, None
+        tenants, best, job_id = self._tenants, None, at[2]
         for name, head in self._heads[gpus].items():
-            entry = head if head > at else tenants[name].after(gpus, at)
+            if head > at:
+                entry: Ranked | None = head
+            elif head[2] == job_id:  # the walk's position is its first: the next one is
+                entry = self._seconds[job_id] = tenants[name].second(gpus)
+            else:
+                entry = tenants[name].after(gpus, at)
             if entry is not None and (best is None or entry < best):
                 best = entry
         return best
@@ -497,7 +538,7 @@ class FairShareState:
         ones after the walk's position; the preemptions in start order. ``first``: the walk's
         first change, when known (``FSH-5``)."""
         assert self._tenants is not None  # built once several tenants were active
-        tail = RunningTail(_lowest_first([order.run for order in self._tenants.values()]))
+        tail = RunningTail(_lowest_first([*self._lows.values()]))
         heads: dict[int, Ranked | None] = {**self._least}
         starts, out = walk(tail, self._total - self._running_gpus, heads, self._after, first)
         if len(out) > 1:
@@ -505,25 +546,21 @@ class FairShareState:
             preempt = tuple([j for j in self._running if j in dropped])
         else:
             preempt = tuple(out)
-        return Decision(start=tuple(starts), preempt=preempt)
+        return trusted_decision(tuple(starts), preempt, ())
 
 
-def _lowest_first(runs: list[list[tuple[Ranked, int]]]) -> Iterator[tuple[Ranked, int]]:
-    """The tenants' running orders merged, the lowest ranked first: a heap of each order's
-    lowest entry not yet read, by its key negated (fair-share keys are integers, and unique)."""
-    heap: list[tuple[float, float, int, int, list[tuple[Ranked, int]]]] = []
-    for run in runs:
-        if run:
-            at = len(run) - 1
-            (asked, submit), job_id = run[at][0]
-            heap.append((-asked, -submit, -job_id, at, run))
+def _lowest_first(heap: list[_Low]) -> Iterator[tuple[Ranked, int]]:
+    """The tenants' running orders merged, the lowest ranked first, as (key, GPUs): a heap of
+    each order's lowest entry not yet read (``heap``: each order's last, its position -1), by
+    its key negated (fair-share keys are integers, and unique)."""
     heapq.heapify(heap)
     while heap:
         _, _, _, at, run = heap[0]
-        yield run[at]
-        if at:
+        asked, submit, job_id, gpus = run[at]
+        yield (asked, submit, job_id), gpus
+        if at + len(run):  # an entry before it
             at -= 1
-            (asked, submit), job_id = run[at][0]
+            asked, submit, job_id, _ = run[at]
             heapq.heapreplace(heap, (-asked, -submit, -job_id, at, run))
         else:
             heapq.heappop(heap)

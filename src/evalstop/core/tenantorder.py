@@ -13,10 +13,14 @@ from bisect import bisect_left
 
 from evalstop.core.model import JobId
 
-__all__ = ["Ranked", "TenantOrder"]
+__all__ = ["Ranked", "Running", "TenantOrder"]
 
-Ranked = tuple[tuple[float, ...], JobId]
-"""A job's fair-share key: ((GPUs its tenant's earlier active jobs ask for, submit time), id)."""
+Ranked = tuple[int, int, JobId]
+"""A job's fair-share key: (GPUs its tenant's earlier active jobs ask for, submit time, id), flat
+(a flat tuple compares in one pass, nested ones recurse)."""
+Running = tuple[int, int, JobId, int]
+"""A running job in its tenant's order: its key's three fields, then its GPUs (flat, so that
+lowering the keys of a tenant's later jobs builds one tuple a job)."""
 
 
 class TenantOrder:
@@ -36,7 +40,7 @@ class TenantOrder:
         self.ids: list[tuple[int, JobId]] = [(-1, -1)]
         self.gpus = 0  # GPUs of its active jobs
         self.queued: dict[int, list[int]] = {}  # ascending
-        self.run: list[tuple[Ranked, int]] = []  # running jobs' (key, GPUs), in order
+        self.run: list[Running] = []  # running jobs' (*key, GPUs), in order
         self.run_idx: list[int] = []  # their indices
 
     def append(self, submit: int, job_id: JobId, gpus: int) -> int:
@@ -82,13 +86,19 @@ class TenantOrder:
 
     def key(self, i: int) -> Ranked:
         submit, job_id = self.ids[i]
-        return ((self.prefix(i - 1), submit), job_id)
+        return (self.prefix(i - 1), submit, job_id)
+
+    def second(self, gpus: int) -> Ranked | None:
+        """The key of its second queued job of ``gpus`` GPUs (the first one after its first:
+        keys grow with the index), or None."""
+        indices = self.queued[gpus]
+        return self.key(indices[1]) if len(indices) > 1 else None
 
     def after(self, gpus: int, at: Ranked) -> Ranked | None:
         """The key of its first queued job of ``gpus`` GPUs ranked after ``at``: keys grow
         with the index, and the jobs at indices up to ``below(at's GPUs) + 1`` rank before."""
         indices = self.queued[gpus]
-        p = bisect_left(indices, self.below(at[0][0]) + 2)
+        p = bisect_left(indices, self.below(at[0]) + 2)
         while p < len(indices):
             key = self.key(indices[p])
             if key > at:
