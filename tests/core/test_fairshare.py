@@ -388,3 +388,40 @@ def test_fsh4_each_demands_least_first_queued_job_is_kept_as_tenants_change(
         sim.run()
     finally:
         fairshare.FairShareState._walk = original  # type: ignore[method-assign]
+
+
+def test_fsh4_another_tenant_alone_after_the_first_drained_stays_one_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FSH-4: a job of tenant b that comes when every job of tenant a has ended is the one
+    tenant's: no per-tenant order is built, and the decisions are the policy's; a job of a
+    that comes while b's are active builds them."""
+    built: list[int] = []
+
+    class Counted(TenantOrder):
+        def __init__(self) -> None:
+            built.append(1)
+            super().__init__()
+
+    monkeypatch.setattr(fairshare, "TenantOrder", Counted)
+    state = fair_share.start_run(4)
+    first = job_view(1, submit=0, gpus=2)
+    state.queued(first)
+    assert state.decide(0, 4, EventKind.ARRIVAL, None) == Decision(start=(1,))
+    state.ended(1)
+    assert state.decide(5, 4, EventKind.COMPLETION, None) == Decision()
+    other = [job_view(2, submit=6, tenant="b", gpus=3), job_view(3, submit=7, tenant="b")]
+    state.queued(other[0])
+    state.queued(other[1])
+    cluster = cluster_view(total=4, queued=other, time=7)
+    assert state.decide(7, 4, EventKind.ARRIVAL, None) == fair_share(cluster)
+    assert fair_share(cluster).start == (2, 3)
+    assert built == []
+    running = [attrs.evolve(view, running_since=7) for view in other]
+    late = job_view(4, submit=8, tenant="a")
+    state.queued(late)
+    assert len(built) == 2  # b's order and a's
+    cluster = cluster_view(total=4, running=running, queued=[late], time=8)
+    expected = fair_share(cluster)
+    assert expected.start == (4,) and expected.preempt == (3,)
+    assert state.decide(8, 0, EventKind.ARRIVAL, None) == expected

@@ -151,6 +151,7 @@ class FairShareState:
         "_running_gpus",
         "_seconds",
         "_settled",
+        "_sole",
         "_tenants",
         "_total",
         "_where",
@@ -178,6 +179,9 @@ class FairShareState:
         # and that tenant's next one of the demand (its first once the other starts)
         self._seconds: dict[JobId, Ranked | None] = {}
         self._one = one_tenant  # preemptive submit order over the same jobs
+        # while it decides: the one tenant with active jobs (the counts of active jobs per
+        # tenant, the GPUs running and the tenants' orders are made when a second comes)
+        self._sole: str | None = None
         # FSH-5: since the last decision nothing changed but what it said and arrivals
         self._settled = False
         self._pending: set[JobId] = set()  # its preemptions not told yet
@@ -199,46 +203,52 @@ class FairShareState:
         return False
 
     def queued(self, job: JobView) -> None:
+        one = self._alone(job, self._running, self._queued)
+        if one is not None:
+            one.queued(job)
+            return
         job_id = job.job_id
         was = self._running.pop(job_id, None)
         known = job_id in self._queued
         self._queued[job_id] = job
         if was is not None:
             self._running_gpus -= was.gpus
-            if self._tenants is not None:
-                self._preempted(job)
-                self._told(job_id)
+            self._preempted(job)
+            self._told(job_id)
         elif not known:
             key = self._join(job, False)
             if key is None:
                 self._unsettle()
             elif self._settled:
                 self._fresh.append((key, job.gpus))
-        if self._one is not None:
-            self._one.queued(job)
 
     def started(self, job: JobView) -> None:
+        one = self._alone(job, self._queued, self._running)
         job_id = job.job_id
-        was = self._queued.pop(job_id, None)
-        known = job_id in self._running
-        self._running[job_id] = job
-        if not known:
+        if one is not None:
+            one.started(job)
+        elif job_id in self._running:  # told again
+            self._running[job_id] = job
+        else:
+            self._running[job_id] = job
             self._running_gpus += job.gpus
-        if was is not None:
-            if self._tenants is not None:
+            if self._queued.pop(job_id, None) is None:  # it joins running
+                self._join(job, True)
+                self._unsettle()
+            else:
                 self._started(job)
                 self._told(job_id)
-        elif not known:
-            self._join(job, True)
-            self._unsettle()
-        if self._one is not None:
-            self._one.started(job)
 
     def reported(self, job: JobView) -> None:
         if job.job_id in self._running:
             self._running[job.job_id] = job
 
     def ended(self, job_id: JobId) -> None:
+        one = self._one
+        if one is not None:
+            if self._queued.pop(job_id, None) or self._running.pop(job_id, None):
+                one.ended(job_id)
+            return
         job = self._queued.pop(job_id, None)
         running = job is None
         if job is None:
@@ -252,12 +262,44 @@ class FairShareState:
             self._active[tenant] = count
         else:
             del self._active[tenant]
-        if self._tenants is not None:
-            self._leave(job, running)
-            self._settled = False  # _unsettle, inline
-            self._fresh.clear()
-        if self._one is not None:
-            self._one.ended(job_id)
+        self._leave(job, running)
+        self._settled = False  # _unsettle, inline
+        self._fresh.clear()
+
+    def _alone(
+        self, job: JobView, out_of: dict[JobId, JobView], into: dict[JobId, JobView]
+    ) -> PolicyState | None:
+        """While the ordered state of one tenant decides and ``job`` is that tenant's
+        (``FSH-4``; a job of another tenant when no job is active makes that tenant the one):
+        the job moved from ``out_of`` into ``into``, and that state. Else None: the tenants'
+        orders decide, built from the active jobs when ``job`` is a second tenant's
+        (:meth:`_split`)."""
+        one = self._one
+        if one is None:
+            return None
+        tenant = job.tenant
+        if tenant != self._sole:
+            if self._queued or self._running:
+                self._split()
+                return None
+            self._sole = tenant
+        out_of.pop(job.job_id, None)
+        into[job.job_id] = job
+        return one
+
+    def _split(self) -> None:
+        """Jobs of a second tenant come: each tenant's order from the active jobs (``FSH-4``),
+        which decide from now on, one tenant or several; the counts of active jobs per
+        tenant and the GPUs running, kept from now on."""
+        active = self._active
+        for view in (*self._queued.values(), *self._running.values()):
+            active[view.tenant] = active.get(view.tenant, 0) + 1
+        self._running_gpus = sum([view.gpus for view in self._running.values()])
+        self._tenants = {}
+        self._one = None
+        for name in active:
+            self._rebuild(name)
+        self._unsettle()
 
     def _told(self, job_id: JobId) -> None:
         """A job started or was preempted: as the last decision said, or a change."""
@@ -276,14 +318,7 @@ class FairShareState:
         tenant = job.tenant
         self._active[tenant] = self._active.get(tenant, 0) + 1
         tenants = self._tenants
-        if tenants is None:
-            if len(self._active) < 2:
-                return None
-            self._tenants = {}
-            for name in self._active:
-                self._rebuild(name)
-            self._one = None  # from now on the tenants' orders decide, one tenant or several
-            return None
+        assert tenants is not None  # built with a second tenant's first job (_split)
         order = tenants.get(tenant)
         if order is None:
             order = tenants[tenant] = TenantOrder()
@@ -380,7 +415,10 @@ class FairShareState:
         order, i = self._where[job.job_id]
         gpus, name = job.gpus, job.tenant
         indices = order.queued[gpus]
-        _unqueue(indices, i)
+        if indices[0] == i:  # _unqueue, inline: a start takes the first (FSH-4)
+            del indices[0]
+        else:
+            del indices[bisect.bisect_left(indices, i)]
         heads = self._heads[gpus]
         key = heads[name]
         if key[2] == job.job_id:  # its demand's first: the next one is
@@ -479,13 +517,15 @@ class FairShareState:
         """``FSH-6``: the jobs a decision starts leave the queue (as :meth:`started` says,
         with the views they were queued with), in its order."""
         queued, running, one = self._queued, self._running, self._one
+        if one is not None:
+            for job_id in starts:
+                job = running[job_id] = queued.pop(job_id)
+                one.started(job)
+            return
         for job_id in starts:
             job = running[job_id] = queued.pop(job_id)
             self._running_gpus += job.gpus
-            if one is None:
-                self._started(job)
-            else:
-                one.started(job)
+            self._started(job)
 
     def _arrived(self, free: int) -> Decision:
         """``FSH-5``: the last decision's packing is still a fixed point but for the jobs
