@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, SupportsIndex
 
 import attrs
 import pytest
@@ -212,14 +212,20 @@ def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     state, cluster = _las_two_running_one_waiting()
     running = list(cluster.running)
     changed: list[Any] = []
-    for name in ("_insert", "_remove"):
-        original = getattr(ranking, name)
 
-        def counting(order: list[Ranked], value: Ranked, _original: Any = original) -> None:
+    class Counting(list[Ranked]):
+        """A sorted list of the running order that records each entry added or taken out."""
+
+        def insert(self, index: SupportsIndex, value: Ranked) -> None:
             changed.append(value)
-            _original(order, value)
+            super().insert(index, value)
 
-        monkeypatch.setattr(ranking, name, counting)
+        def __delitem__(self, index: Any) -> None:
+            changed.append(self[index])
+            super().__delitem__(index)
+
+    monkeypatch.setattr(state, "_fixed", Counting(state._fixed))
+    monkeypatch.setattr(state, "_moving", Counting(state._moving))
     reported = attrs.evolve(running[0], service=100, running_since=100, evals_done=1)
     state.reported(reported)
     cluster = attrs.evolve(cluster, time=100, running=(reported, running[1]))

@@ -147,22 +147,20 @@ class RunningTail:
         return entries[low - 1] if low else None
 
 
-def _insert(order: list[Ranked], entry: Ranked) -> None:
-    """Add ``entry`` to the sorted list ``order``."""
-    bisect.insort(order, entry)
-
-
-def _remove(order: list[Ranked], entry: Ranked) -> None:
-    """Take ``entry`` (there) out of the sorted list ``order``."""
-    del order[bisect.bisect_left(order, entry)]
-
-
 def _lowest_first(
     fixed: list[Ranked], moving: list[Ranked], time: int, running: dict[JobId, JobView]
 ) -> Iterator[tuple[Ranked, int]]:
     """The running jobs ranked at ``time`` from the lowest up, with their GPUs: the constant
     keys and the falling ones (``POL-8``: stored as first part + time of ranking) merged.
     Keys are unique (they end with the job id), so the merge needs no tie rule."""
+    if not moving:  # las, loss-aware; srtf-est while no running key is constant
+        for ranked in reversed(fixed):
+            yield ranked, running[ranked[-1]].gpus
+        return
+    if not fixed:
+        for stored in reversed(moving):
+            yield (stored[0] - time, *stored[1:]), running[stored[-1]].gpus
+        return
     kept, falling = reversed(fixed), reversed(moving)
     low = next(kept, None)
     entry = next(falling, None)
@@ -292,7 +290,7 @@ class PriorityState:
         self._seq = 0
         # POL-7, POL-8: running jobs in key order as of their ranking, kept between decisions
         self._kept = policy.moves_at is not None or policy.falls_until is not None
-        # sorted lists (_insert, _remove): they hold one entry per running job, at most one
+        # sorted lists (insort; del at a bisect): one entry per running job, at most one
         # a GPU, so a C memmove beats a SortedList's Python-level bookkeeping
         self._fixed: list[Ranked] = []  # keys constant until their time
         self._moving: list[Ranked] = []  # first part + time of ranking
@@ -376,7 +374,7 @@ class PriorityState:
             self._running_gpus += job.gpus
             self._started[job_id] = self._seq
             self._seq += 1
-        running[job_id] = job  # to be (re-)keyed at the next decision (_note)
+        running[job_id] = job  # to be (re-)keyed at the next decision
         if self._kept:
             self._dirty.add(job_id)
 
@@ -387,18 +385,15 @@ class PriorityState:
                 self._reports.setdefault(job_id, self._running[job_id])
             self._running[job_id] = job
             return
+        job_id, running = job.job_id, self._running
         if self._settled and self._kept:
             # POL-11: whether its key moved later is seen at the next decision, at its time
-            self._reports.setdefault(job.job_id, self._running[job.job_id])
+            self._reports.setdefault(job_id, running[job_id])
         else:
             self._unsettle()
-        self._note(job)
-
-    def _note(self, job: JobView) -> None:
-        """A running job's new view, to be (re-)keyed at the next decision."""
-        self._running[job.job_id] = job
+        running[job_id] = job  # to be (re-)keyed at the next decision
         if self._kept:
-            self._dirty.add(job.job_id)  # its entry stays until then: the key may not move
+            self._dirty.add(job_id)  # its entry stays until then: the key may not move
 
     def ended(self, job_id: JobId) -> None:
         if self._unqueue(job_id) or self._stop_running(job_id):
@@ -429,7 +424,8 @@ class PriorityState:
     def _unrank(self, job_id: JobId) -> None:
         entry = self._ranked.pop(job_id, None)
         if entry is not None:
-            _remove(self._moving if entry[1] else self._fixed, entry[0])
+            order = self._moving if entry[1] else self._fixed
+            del order[bisect_left(order, entry[0])]
 
     def _rank(self, job_id: JobId, time: int, key: tuple[float, ...] | None = None) -> None:
         """(Re-)key running job ``job_id`` at ``time``; ``key``: its key then, when known."""
@@ -452,8 +448,9 @@ class PriorityState:
             # a new place (a report that moved no key, or a falling key read again, keeps
             # its entry: no sorted-list update)
             if old is not None:
-                _remove(self._moving if old[1] else self._fixed, old[0])
-            _insert(self._moving if moving else self._fixed, entry)
+                order = self._moving if old[1] else self._fixed
+                del order[bisect_left(order, old[0])]
+            insort(self._moving if moving else self._fixed, entry)
         elif old[2] == until:
             return  # the same entry and the same time: the pending move stands
         self._ranked[job_id] = (entry, moving, until)
