@@ -165,12 +165,8 @@ def test_fsh4_several_tenants_read_the_ranking_only_as_far_as_it_can_change(
     assert len(keyed) <= 2 and len(drawn) <= 3, (keyed, drawn)
 
 
-def test_fsh4_one_tenant_keeps_no_per_tenant_order_until_a_second_tenant_is_active(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """FSH-4: while one tenant is active the state builds no per-tenant order; when a job of
-    a second tenant arrives it is built from the active jobs, and the decisions are the
-    policy's before and after (and once that tenant is gone)."""
+def _count_tenant_orders(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets one item each time the state builds a per-tenant order (FSH-4)."""
     built: list[int] = []
 
     class Counted(TenantOrder):
@@ -179,6 +175,16 @@ def test_fsh4_one_tenant_keeps_no_per_tenant_order_until_a_second_tenant_is_acti
             super().__init__()
 
     monkeypatch.setattr(fairshare, "TenantOrder", Counted)
+    return built
+
+
+def test_fsh4_one_tenant_keeps_no_per_tenant_order_until_a_second_tenant_is_active(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FSH-4: while one tenant is active the state builds no per-tenant order; when a job of
+    a second tenant arrives it is built from the active jobs, and the decisions are the
+    policy's before and after (and once that tenant is gone)."""
+    built = _count_tenant_orders(monkeypatch)
     running = [job_view(i, submit=i, running_since=i, gpus=2) for i in range(5)]
     queued = [job_view(10 + i, submit=10 + i, gpus=3) for i in range(4)]
     state = fair_share.start_run(10)
@@ -396,14 +402,7 @@ def test_fsh4_another_tenant_alone_after_the_first_drained_stays_one_order(
     """FSH-4: a job of tenant b that comes when every job of tenant a has ended is the one
     tenant's: no per-tenant order is built, and the decisions are the policy's; a job of a
     that comes while b's are active builds them."""
-    built: list[int] = []
-
-    class Counted(TenantOrder):
-        def __init__(self) -> None:
-            built.append(1)
-            super().__init__()
-
-    monkeypatch.setattr(fairshare, "TenantOrder", Counted)
+    built = _count_tenant_orders(monkeypatch)
     state = fair_share.start_run(4)
     first = job_view(1, submit=0, gpus=2)
     state.queued(first)

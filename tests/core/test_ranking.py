@@ -19,7 +19,7 @@ from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.model import JobKind
 from evalstop.core.policies import BASE_POLICIES, PriorityPolicy, las, loss_aware, srtf_est
-from evalstop.core.policy import PolicyState
+from evalstop.core.policy import IncrementalPolicy, PolicyState
 from evalstop.core.ranking import Ranked, RunningTail
 
 LOSS = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 2.0]))
@@ -62,18 +62,24 @@ def clusters(draw: st.DrawFn) -> ClusterView:
 
 
 @settings(max_examples=examples(400))
-@given(cluster=clusters(), name=st.sampled_from(sorted(BASE_POLICIES)))
-def test_pol6_ordered_state_decides_as_the_policy(cluster: ClusterView, name: str) -> None:
-    """POL-6: told the same jobs, a base policy's state decides what the policy decides."""
-    policy = BASE_POLICIES[name]
+def _state_told(policy: IncrementalPolicy, cluster: ClusterView) -> PolicyState:
+    """The policy's incremental state told the cluster's queued and running jobs (POL-6)."""
     state = policy.start_run(cluster.total_gpus)
     assert state is not None
     for view in cluster.queued:
         state.queued(view)
     for view in cluster.running:
         state.started(view)
-    decided = state.decide(cluster.time, cluster.free_gpus, EventKind.ARRIVAL, None)
-    assert decided == policy(cluster)
+    return state
+
+
+@given(cluster=clusters(), name=st.sampled_from(sorted(BASE_POLICIES)))
+def test_pol6_ordered_state_decides_as_the_policy(cluster: ClusterView, name: str) -> None:
+    """POL-6: told the same jobs, a base policy's state decides what the policy decides."""
+    policy = BASE_POLICIES[name]
+    assert _state_told(policy, cluster).decide(
+        cluster.time, cluster.free_gpus, EventKind.ARRIVAL, None
+    ) == policy(cluster)
 
 
 def test_pol6_ended_forgets_a_job_twice_without_error() -> None:
@@ -116,14 +122,9 @@ def test_pol6_a_users_incremental_key_of_varying_length_decides_as_the_policy(
     policy = PriorityPolicy(
         "ragged", _ragged_key, preemptive=True, incremental=True, moves_at=_never_moves
     )
-    state = policy.start_run(cluster.total_gpus)
+    state = _state_told(policy, cluster)
     assert isinstance(state, ranking.PriorityState)
-    for view in cluster.queued:
-        state.queued(view)
-    for view in cluster.running:
-        state.started(view)
-    decided = state.decide(cluster.time, cluster.free_gpus, EventKind.ARRIVAL, None)
-    assert decided == policy(cluster)
+    assert state.decide(cluster.time, cluster.free_gpus, EventKind.ARRIVAL, None) == policy(cluster)
 
 
 def _apply(view: ClusterView, decision: Decision, time: int, state: PolicyState) -> ClusterView:
