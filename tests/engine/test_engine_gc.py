@@ -12,15 +12,7 @@ from evalstop.core.detectors import DeclineDetector, LossPlateau
 from evalstop.core.fairshare import FairShare
 from evalstop.core.model import Job
 from evalstop.core.noise_aware import NoiseAwareDetector
-from evalstop.core.policies import (
-    PriorityPolicy,
-    fair_share,
-    fifo,
-    las,
-    loss_aware,
-    sjf_est,
-    srtf_est,
-)
+from evalstop.core.policies import BASE_POLICIES, PriorityPolicy, fifo, srtf_est
 from evalstop.core.policy import Policy
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
@@ -29,7 +21,7 @@ from evalstop.engine.fast import FastSimulator
 from evalstop.engine.record import JobRecord
 from evalstop.sim.workload import WorkloadConfig, generate
 
-OWN = ("fifo", "sjf-est", "srtf-est", "loss-aware", "las", "fair-share")
+OWN = tuple(BASE_POLICIES)  # the six built-in bases, by name
 SYSTEMS = (*OWN, *(f"evalstop+{base}" for base in OWN), "noise-aware+srtf-est", "noise-aware+fifo")
 
 
@@ -62,7 +54,7 @@ def test_eng19_which_systems_run_only_library_code() -> None:
     once, with no detector or one built-in rule that folds in place (the decline rule, the
     noise-aware rule, DET-12); not another detector, a subclass of a built-in one, a look-alike
     base or a second wrapper (a second detector)."""
-    for base in (fifo, sjf_est, srtf_est, loss_aware, las, fair_share):
+    for base in BASE_POLICIES.values():
         assert engine_only(base)
         assert engine_only(evalstop(base))
         assert engine_only(evalstop(base, DeclineDetector(3)))

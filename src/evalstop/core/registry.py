@@ -42,12 +42,6 @@ from evalstop.core.noise_fold import NoiseFold, noise_folder
 from evalstop.core.policies import (
     BASE_POLICIES,
     BasePolicy,
-    fair_share,
-    fifo,
-    las,
-    loss_aware,
-    sjf_est,
-    srtf_est,
 )
 from evalstop.core.policy import Policy
 from evalstop.core.wrapper import EvalStop, evalstop
@@ -239,7 +233,7 @@ def alone(detectors: tuple[Detector[Any], ...]) -> InPlace | None:
     return in_place(detectors[0]) if len(detectors) == 1 else None
 
 
-_OWN_BASES = (fifo, sjf_est, srtf_est, loss_aware, las, fair_share)
+_OWN_BASES = tuple(BASE_POLICIES.values())  # the built-in bases, one list
 
 
 def library_only(policy: Policy) -> bool:
