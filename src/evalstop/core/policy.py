@@ -51,11 +51,15 @@ class PolicyState(Protocol):
     has fired: at any other such checkpoint the engine neither builds the job's view nor calls
     :meth:`reported` or the policy (a wrapper that stops fired jobs relies on this).
 
-    Two members are optional: ``keeps_starts`` (``POL-10``) and ``watched(job) -> bool``
+    Three members are optional: ``keeps_starts`` (``POL-10``), ``watched(job) -> bool``
     (``POL-12``; True for every job when absent): with ``checkpoint_views`` False, False for a
     job promises that the policy never needs a decision at a checkpoint of that job that does
     not end it, fired verdict or not. It is asked once, with the job's view when it arrives;
-    the engine then folds that job's reports only when its watch is read.
+    the engine then folds that job's reports only when its watch is read. And
+    ``decides_nothing(time) -> bool`` (``POL-14``; None or absent when the state cannot tell):
+    with ``checkpoint_views`` True, True promises that at a checkpoint at ``time`` that does
+    not end its job (whose verdicts have not fired) the decision is empty and that skipping
+    both :meth:`reported` and :meth:`decide` there changes no later decision.
     """
 
     @property

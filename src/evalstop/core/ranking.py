@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import functools
 import heapq
+import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -247,6 +248,7 @@ class PriorityState:
         "_buckets",
         "_decided_at",
         "_dirty",
+        "_dirty_moves",
         "_falls",
         "_fixed",
         "_fresh",
@@ -267,6 +269,7 @@ class PriorityState:
         "_seq",
         "_settled",
         "_started",
+        "_tells_nothing",
         "_top",
         "_total",
     )
@@ -306,10 +309,22 @@ class PriorityState:
         self._top: Ranked | None = None
         self._reports: dict[JobId, JobView] = {}  # reported since: the view it was ranked by
         self._decided_at = 0  # the time of the last decision
+        # POL-14: the earliest move time of the jobs started since the last decision, from it
+        self._dirty_moves: float = math.inf
+        self._tells_nothing = (
+            self._report_keeps and self._falls is None and self._moves_at is not None
+        )
 
     @property
     def checkpoint_views(self) -> bool:
         return self._policy.reschedule_on_checkpoint
+
+    @property
+    def decides_nothing(self) -> Callable[[int], bool] | None:
+        """``POL-14``: :meth:`_decides_nothing` when the policy's reports move no key
+        (``POL-13``) and its running keys move only at their times (``POL-7``), else None (a
+        property: the bound method is not kept, so the state holds no reference to itself)."""
+        return self._decides_nothing if self._tells_nothing else None
 
     def watched(self, job: JobView) -> bool:
         """``POL-12``: a verdict matters at a checkpoint only if the policy re-plans there."""
@@ -377,6 +392,11 @@ class PriorityState:
         running[job_id] = job  # to be (re-)keyed at the next decision
         if self._kept:
             self._dirty.add(job_id)
+            # POL-14: its key is constant from the last decision until its move time
+            if self._tells_nothing and (moves_at := self._moves_at) is not None:
+                moves = moves_at(job, self._decided_at)
+                if moves is not None and moves < self._dirty_moves:
+                    self._dirty_moves = moves
 
     def reported(self, job: JobView) -> None:
         if self._report_keeps:  # POL-13: its entry and move time stand, and so does the packing
@@ -467,6 +487,7 @@ class PriorityState:
         for job_id in self._dirty:
             self._rank(job_id, time)
         self._dirty.clear()
+        self._dirty_moves = math.inf
         if self._moves and self._moves[0][0] <= time:
             for job_id in self._due(time):
                 self._rank(job_id, time)
@@ -521,6 +542,7 @@ class PriorityState:
                     later.append((before, now))
                 rank(job_id, time, now)  # ranked now, as the walk would: move times known
             dirty.clear()
+            self._dirty_moves = math.inf
         moves = self._moves
         if moves and moves[0][0] <= time:  # keys that moved at their time, ranked now
             for job_id in self._due(time):
@@ -531,6 +553,25 @@ class PriorityState:
                     later.append((before, now))
                 rank(job_id, time, now)
         return not later or not self._passed_fits(time, later)
+
+    def _decides_nothing(self, time: int) -> bool:
+        """``POL-14`` (a policy whose reports move no key, ``POL-13``): whether a decision at a
+        checkpoint at ``time`` is empty and may be skipped with its report: the last decision
+        is settled and applied, no job arrived since, and no running job's key can have moved
+        later by ``time`` (:meth:`_still_settled` would find none, and :meth:`_arrived` no
+        newcomer). O(1) besides the older move-time entries it drops, as :meth:`_due` would."""
+        if not self._settled or self._pending or self._fresh:
+            return False
+        if self._dirty and self._dirty_moves <= time:
+            return False
+        moves = self._moves
+        while moves and moves[0][0] <= time:
+            when, job_id = moves[0]
+            entry = self._ranked.get(job_id)
+            if entry is not None and entry[2] == when:
+                return False  # its key may move now
+            heapq.heappop(moves)  # an older entry (the job re-keyed or ended since)
+        return True
 
     def _due(self, time: int) -> list[JobId]:
         """The running jobs whose ``moves_at`` time (``POL-7``) has come by ``time``, taken

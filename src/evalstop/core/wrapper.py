@@ -103,6 +103,8 @@ class EvalStopState:
         # the base is told a report only when it reads them (POL-6)
         self.reported = base.reported if base.checkpoint_views else _ignore
         self._base_watched = getattr(base, "watched", None)
+        # POL-14: a report of a job whose verdict has not fired matters only to the base
+        self.decides_nothing = getattr(base, "decides_nothing", None)
 
     @property
     def checkpoint_views(self) -> bool:

@@ -102,32 +102,40 @@ class FastSimulator:
         self._policy_state: PolicyState | None = (
             start_run(total_gpus) if start_run is not None else None
         )
-        # POL-10: a state whose decide takes its own starts off its queue is not told them
-        keeps = bool(getattr(self._policy_state, "keeps_starts", False))
-        self._tell_starts = self._policy_state is not None and not keeps
         self._needs = policy.needs_decision
-        # ENG-13: a policy that keeps a state is asked once a run whether it needs a decision
-        # after an event that changed no view, for each kind of event
-        self._needs_unchanged: dict[EventKind, bool] | None = (
-            None
-            if self._policy_state is None
-            else {kind: bool(self._needs(kind, None)) for kind in EventKind}
-        )
-        unchanged = self._needs_unchanged or {}
-        self._needs_arrival = unchanged.get(_ARRIVAL, True)
-        self._needs_completion = unchanged.get(_COMPLETION, True)
+        self._read_state(self._policy_state)
         # the initial watches, immutable values: shared by every record when no detector's
         # state lives outside the record (ENG-17), else made per job
         shared = self._in_place is not None or not policy.detectors
         self._fresh = self._watches() if shared else None
+        # the verdicts every view shows before the job's first checkpoint, built once a run
+        self._verdicts0 = tuple(map(verdict_of, self._detectors, self._watches()))
+
+    def _read_state(self, state: PolicyState | None) -> None:
+        """What the engine reads once a run of the policy's state, ``state`` (POL-6), and of
+        the policy: when to tell it, ask it, or fold for it."""
+        # POL-10: a state whose decide takes its own starts off its queue is not told them
+        keeps = bool(getattr(state, "keeps_starts", False))
+        self._tell_starts = state is not None and not keeps
+        # ENG-13: a policy that keeps a state is asked once a run whether it needs a decision
+        # after an event that changed no view, for each kind of event
+        self._needs_unchanged: dict[EventKind, bool] | None = (
+            None if state is None else {kind: bool(self._needs(kind, None)) for kind in EventKind}
+        )
+        unchanged = self._needs_unchanged or {}
+        self._needs_arrival = unchanged.get(_ARRIVAL, True)
+        self._needs_completion = unchanged.get(_COMPLETION, True)
         # POL-12: a state that never looks at a checkpoint may say whose verdicts it acts on;
         # the in-place folds of the others' reports are deferred (folded only when read)
-        state = self._policy_state
         deferring = self._in_place is not None and not getattr(state, "checkpoint_views", True)
         watched = getattr(state, "watched", None) if deferring else None
         self._watched: Callable[[JobView], bool] | None = watched
-        # the verdicts every view shows before the job's first checkpoint, built once a run
-        self._verdicts0 = tuple(map(verdict_of, self._detectors, self._watches()))
+        # POL-14: a state that can tell when a checkpoint decides nothing (a job not fired)
+        self._decides_nothing: Callable[[int], bool] | None = (
+            None
+            if state is None or not state.checkpoint_views
+            else getattr(state, "decides_nothing", None)
+        )
 
     @property
     def log(self) -> EventLog:
@@ -327,8 +335,13 @@ class FastSimulator:
         if record.epoch != epoch or record.since is None:
             return  # stale (ENG-7; an ended record's since is None): nothing but the clock
         if not self._checkpoint(record, index) and kind is _CHECKPOINT:
-            state = self._policy_state
+            state, detectors = self._policy_state, self._detectors
             if state is None or state.checkpoint_views:
+                nothing = self._decides_nothing
+                if nothing is not None and nothing(time) and not (detectors and record.fired()):
+                    if self._check:
+                        self._check_nothing(record)
+                    return  # POL-14: no view, no report, no decision
                 changed = record.view()
                 if state is not None:
                     state.reported(changed)
@@ -463,6 +476,19 @@ class FastSimulator:
                     f"{self.world.policy.name}: at t={self._now} its PolicyState said it acts on "
                     f"no verdict of job {view.job_id} (POL-12), but the policy needs a decision "
                     "at its checkpoint"
+                )
+
+    def _check_nothing(self, record: JobRecord) -> None:
+        """``check=True`` (ENG-20) at a checkpoint the state said decides nothing (POL-14):
+        the policy itself, shown the job's view, must need no decision or decide nothing."""
+        view = record.view()
+        if self._needs(_CHECKPOINT, view):
+            plain = self.world.policy(self._cluster(_CHECKPOINT, view))
+            if plain.start or plain.preempt or plain.stop:
+                raise EngineError(
+                    f"{self.world.policy.name}: at t={self._now} its PolicyState said a "
+                    f"checkpoint of job {view.job_id} decides nothing (POL-14), but the policy "
+                    f"decided {plain}"
                 )
 
     def _fired(self, record: JobRecord, time: int) -> None:
