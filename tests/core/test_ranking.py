@@ -188,12 +188,14 @@ def test_pol7_running_order_kept_between_decisions(
         cluster = _apply(cluster, decided, time, state)
 
 
-def _las_two_running_one_waiting() -> tuple[ranking.PriorityState, ClusterView]:
-    """Under las, two running 1-GPU jobs filling 2 GPUs and one waiting, after a decision
-    (the policy's: nothing to do)."""
+def _las_two_running_one_waiting(
+    policy: PriorityPolicy = las,
+) -> tuple[ranking.PriorityState, ClusterView]:
+    """Under las (or ``policy``, a variant of it), two running 1-GPU jobs filling 2 GPUs and
+    one waiting, after a decision (the policy's: nothing to do)."""
     running = [job_view(i, running_since=0) for i in range(2)]
     waiting = job_view(2, submit=5)
-    state = las.start_run(2)
+    state = policy.start_run(2)
     assert isinstance(state, ranking.PriorityState)
     for view in running:
         state.started(view)
@@ -206,13 +208,23 @@ def _las_two_running_one_waiting() -> tuple[ranking.PriorityState, ClusterView]:
 def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """POL-7: under las two running jobs and a queued one fill 2 GPUs; one running job reports
-    at 100 s, short of the first threshold (its key, level 0, is as it was): the next decision
-    (the policy's: nothing moves) is taken without removing or adding an entry of the running
+    """POL-7: under las without POL-13 (so that a report re-keys its job at the next
+    decision) two running jobs and a queued one fill 2 GPUs; one running job reports at 100 s,
+    short of the first threshold (its key, level 0, is as it was): the next decision (the
+    policy's: nothing moves) re-keys it without removing or adding an entry of the running
     order; a report past the threshold moves it."""
-    state, cluster = _las_two_running_one_waiting()
+    rekeying = attrs.evolve(las, reports_keep_keys=False)
+    state, cluster = _las_two_running_one_waiting(rekeying)
     running = list(cluster.running)
     changed: list[Any] = []
+    ranked: list[int] = []
+    original = ranking.PriorityState._rank
+
+    def counting(self: ranking.PriorityState, job_id: int, *rest: Any) -> None:
+        ranked.append(job_id)
+        original(self, job_id, *rest)
+
+    monkeypatch.setattr(ranking.PriorityState, "_rank", counting)
 
     class Counting(list[Ranked]):
         """A sorted list of the running order that records each entry added or taken out."""
@@ -230,12 +242,13 @@ def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     reported = attrs.evolve(running[0], service=100, running_since=100, evals_done=1)
     state.reported(reported)
     cluster = attrs.evolve(cluster, time=100, running=(reported, running[1]))
-    assert state.decide(100, 0, EventKind.CHECKPOINT, None) == las(cluster) == Decision()
+    assert state.decide(100, 0, EventKind.CHECKPOINT, None) == rekeying(cluster) == Decision()
+    assert ranked == [0]  # re-keyed, to the entry it had
     assert changed == []
     past = attrs.evolve(reported, service=3_700, running_since=3_700, evals_done=2)
     state.reported(past)
     cluster = attrs.evolve(cluster, time=3_700, running=(past, running[1]))
-    assert state.decide(3_700, 0, EventKind.CHECKPOINT, None) == las(cluster)
+    assert state.decide(3_700, 0, EventKind.CHECKPOINT, None) == rekeying(cluster)
     assert len(changed) >= 2  # its old entry out, its new one in
 
 
