@@ -224,10 +224,11 @@ class FastSimulator:
             )
 
     def _loop(self, limit: float) -> None:
-        """The hot loop: :meth:`_quiet_loop` when no checkpoint is shown the policy (POL-6),
-        else each event handled by :meth:`_arrival` or :meth:`_handle`."""
-        state, folding = self._policy_state, self._in_place
-        if state is not None and not state.checkpoint_views:
+        """The hot loop: :meth:`_quiet_loop` when a checkpoint is shown the policy only when a
+        watch fired (POL-6) or the state cannot say it decides nothing (POL-14), else each
+        event handled by :meth:`_arrival` or :meth:`_handle`."""
+        state, folding, nothing = self._policy_state, self._in_place, self._decides_nothing
+        if state is not None and (not state.checkpoint_views or nothing is not None):
             fold = None if folding is None else folding.fold
             self._quiet_loop(limit, fold, fold is None and bool(self._detectors))
             return
@@ -249,9 +250,10 @@ class FastSimulator:
         writer.pack()
 
     def _quiet_loop(self, limit: float, fold: Fold | None, reports: bool) -> None:
-        """``_loop`` when the policy looks at no checkpoint (POL-6): ``_checkpoint`` inline (ENG-17
-        ``fold``, or BND-5 ``reports``); the next checkpoint replaces its event atop the heap."""
-        queue, pop, report = self.queue, heapq.heappop, self._report
+        """``_loop`` when the policy looks at no checkpoint (POL-6), or only at those its state
+        does not say decide nothing (POL-14): ``_checkpoint`` inline (ENG-17 ``fold``, or BND-5
+        ``reports``); the next checkpoint replaces its event atop the heap."""
+        queue, pop, report, nothing = self.queue, heapq.heappop, self._report, self._decides_nothing
         arrival, rows, writer, seq = self._arrival, self._rows, self._writer, self._seq
         row, chunk, complete = rows.append, writer.chunk, self._complete
         place = heapq.heappush if reports else heapq.heapreplace  # a detector's fold may raise
@@ -282,8 +284,7 @@ class FastSimulator:
                 service, step, score = record.next_service, obs.step, obs.eval_score
                 record.evals_done, record.service, record.since = index, service, time
                 row((time, ckpt, record.job_id, record.gpus, index, step, score))
-                planned = record.planned
-                if index == planned:
+                if index == (planned := record.planned):
                     if not reports:
                         pop(queue)
                     complete(record, (time, finish, record.job_id, record.gpus, index, step, score))
@@ -299,10 +300,11 @@ class FastSimulator:
                 watch = record.folding  # None: no fold, or folded only when read (POL-12)
                 if watch is not None:
                     fold(watch, step, score)  # type: ignore[misc]  # set with record.folding
-                    if watch.fired_step is not None:
-                        self._fired(record, time)
-                elif reports and record.fired():
-                    self._fired(record, time)
+                    fired = watch.fired_step is not None
+                else:
+                    fired = reports and record.fired()
+                if fired or (nothing is not None and not nothing(time)):
+                    self._shown(record, time)
         finally:
             self._now, self.events_handled = time, self.events_handled + handled
         writer.pack()
@@ -491,10 +493,16 @@ class FastSimulator:
                     f"decided {plain}"
                 )
 
-    def _fired(self, record: JobRecord, time: int) -> None:
-        """The running job's watch fired at its checkpoint at ``time``: the policy is shown it."""
+    def _shown(self, record: JobRecord, time: int) -> None:
+        """The policy is shown the running job's checkpoint at ``time`` (its watch fired, or
+        the state did not say it decides nothing, POL-14): the report, if the state reads
+        them, then the decision."""
         self._now = time
-        self._consult(_CHECKPOINT, record.view())
+        view = record.view()
+        state = self._policy_state
+        if state is not None and state.checkpoint_views:
+            state.reported(view)
+        self._consult(_CHECKPOINT, view)
 
     # -- the decision ----------------------------------------------------------------------------
 
