@@ -160,6 +160,31 @@ def test_pol14_a_job_started_by_the_last_decision_counts_from_its_start() -> Non
     assert not nothing(1_800)
 
 
+def test_pol14_with_nothing_queued_the_state_takes_the_empty_decision() -> None:
+    """POL-14: under las with nothing queued a checkpoint decides nothing even once running
+    keys have moved (3,600 GPU-seconds passed) and before the jobs started are ranked; the
+    state notes that decision as ``decide`` does: a twin state asked instead decides as it
+    does at the next arrival, and both as the policy."""
+    running = [job_view(0, running_since=0), job_view(1, running_since=0)]
+    states = []
+    for _ in range(2):
+        state = las.start_run(2)
+        assert isinstance(state, ranking.PriorityState)
+        for view in running:
+            state.started(view)
+        states.append(state)
+    skipping, asked = states
+    assert _told(skipping)(5_000)
+    assert asked.decide(5_000, 0, EventKind.CHECKPOINT, None) == Decision()
+    assert skipping._decided_at == asked._decided_at == 5_000
+    newcomer = job_view(2, submit=5_001)
+    cluster = ClusterView(5_001, 2, 0, (newcomer,), tuple(running), EventKind.ARRIVAL)
+    for state in states:
+        state.queued(newcomer)
+    decisions = [state.decide(5_001, 0, EventKind.ARRIVAL, None) for state in states]
+    assert decisions[0] == decisions[1] == las(cluster) == Decision(start=(2,), preempt=(1,))
+
+
 def _told(state: ranking.PriorityState) -> Callable[[int], bool]:
     nothing = state.decides_nothing
     assert nothing is not None

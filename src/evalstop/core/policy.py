@@ -58,8 +58,9 @@ class PolicyState(Protocol):
     the engine then folds that job's reports only when its watch is read. And
     ``decides_nothing(time) -> bool`` (``POL-14``; None or absent when the state cannot tell):
     with ``checkpoint_views`` True, True promises that at a checkpoint at ``time`` that does
-    not end its job (whose verdicts have not fired) the decision is empty and that skipping
-    both :meth:`reported` and :meth:`decide` there changes no later decision.
+    not end its job (whose verdicts have not fired) the decision is empty, noted by the state
+    as :meth:`decide` would note it, and that skipping both :meth:`reported` and
+    :meth:`decide` there changes no later decision.
     """
 
     @property

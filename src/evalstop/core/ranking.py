@@ -556,11 +556,20 @@ class PriorityState:
 
     def _decides_nothing(self, time: int) -> bool:
         """``POL-14`` (a policy whose reports move no key, ``POL-13``): whether a decision at a
-        checkpoint at ``time`` is empty and may be skipped with its report: the last decision
-        is settled and applied, no job arrived since, and no running job's key can have moved
-        later by ``time`` (:meth:`_still_settled` would find none, and :meth:`_arrived` no
-        newcomer). O(1) besides the older move-time entries it drops, as :meth:`_due` would."""
-        if not self._settled or self._pending or self._fresh:
+        checkpoint at ``time`` is empty and may be skipped with its report. With nothing queued
+        it is (nothing to start, and every running job fits), and it is taken here as
+        :meth:`decide` takes it; else when the last decision is settled and applied, no job
+        arrived since, and no running job's key can have moved later by ``time``
+        (:meth:`_still_settled` would find none, and :meth:`_arrived` no newcomer). O(1)
+        besides the older move-time entries it drops, as :meth:`_due` would."""
+        if self._fresh:
+            return False
+        if not self._queued:  # decide's first branch, and what it notes after
+            self._reports.clear()
+            self._settled = True
+            self._decided_at = time
+            return True
+        if not self._settled or self._pending:
             return False
         if self._dirty and self._dirty_moves <= time:
             return False
