@@ -309,7 +309,8 @@ class PriorityState:
         self._top: Ranked | None = None
         self._reports: dict[JobId, JobView] = {}  # reported since: the view it was ranked by
         self._decided_at = 0  # the time of the last decision
-        # POL-14: the earliest move time of the jobs started since the last decision, from it
+        # POL-14: the earliest move time of the jobs started and not ranked yet (_dirty), each
+        # read from the decision that started it
         self._dirty_moves: float = math.inf
         self._tells_nothing = (
             self._report_keeps and self._falls is None and self._moves_at is not None

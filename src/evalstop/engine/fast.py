@@ -340,7 +340,9 @@ class FastSimulator:
             state, detectors = self._policy_state, self._detectors
             if state is None or state.checkpoint_views:
                 nothing = self._decides_nothing
-                if nothing is not None and nothing(time) and not (detectors and record.fired()):
+                # a fired job is shown first (the wrapper's stop); nothing(time) may note the
+                # empty decision, so it is asked last
+                if nothing is not None and not (detectors and record.fired()) and nothing(time):
                     if self._check:
                         self._check_nothing(record)
                     return  # POL-14: no view, no report, no decision
