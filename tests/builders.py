@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 from hypothesis import settings
 
-from evalstop.core.boundary import CheckpointView, ClusterView, JobView
+from evalstop.core.boundary import CheckpointView, ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
 from evalstop.core.model import Job, JobKind, JobSpec, JobTruth, Observation
@@ -109,6 +109,28 @@ def log_lines(log: Iterable[LogRecord]) -> list[tuple[int, str, int]]:
 def records_of(log: Iterable[LogRecord], kind: LogKind) -> list[LogRecord]:
     """The records of one kind."""
     return [record for record in log if record.kind is kind]
+
+
+@attrs.frozen
+class Stateless:
+    """``inner`` without its own state (no ``start_run``): the engine calls it on every
+    ``ClusterView``, the plain form a state is checked against (POL-6, ENG-20)."""
+
+    inner: Policy
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def detectors(self) -> tuple[Detector[Any], ...]:
+        return self.inner.detectors
+
+    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
+        return self.inner.needs_decision(cause, changed)
+
+    def __call__(self, view: ClusterView) -> Decision:
+        return self.inner(view)
 
 
 @attrs.frozen(eq=False)

@@ -205,6 +205,19 @@ def _las_two_running_one_waiting(
     return state, cluster
 
 
+def _count_ranks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ids of the running jobs ``PriorityState._rank`` (re-)keys from now on, in order."""
+    ranked: list[int] = []
+    original = ranking.PriorityState._rank
+
+    def counting(self: ranking.PriorityState, job_id: int, *rest: Any) -> None:
+        ranked.append(job_id)
+        original(self, job_id, *rest)
+
+    monkeypatch.setattr(ranking.PriorityState, "_rank", counting)
+    return ranked
+
+
 def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -217,14 +230,7 @@ def test_pol7_a_report_that_moves_no_key_leaves_the_order_untouched(
     state, cluster = _las_two_running_one_waiting(rekeying)
     running = list(cluster.running)
     changed: list[Any] = []
-    ranked: list[int] = []
-    original = ranking.PriorityState._rank
-
-    def counting(self: ranking.PriorityState, job_id: int, *rest: Any) -> None:
-        ranked.append(job_id)
-        original(self, job_id, *rest)
-
-    monkeypatch.setattr(ranking.PriorityState, "_rank", counting)
+    ranked = _count_ranks(monkeypatch)
 
     class Counting(list[Ranked]):
         """A sorted list of the running order that records each entry added or taken out."""
@@ -426,14 +432,7 @@ def test_pol13_a_las_report_is_not_rekeyed_and_keeps_the_packing(
     nothing."""
     state, cluster = _las_two_running_one_waiting()
     running = list(cluster.running)
-    ranked: list[int] = []
-    original = ranking.PriorityState._rank
-
-    def counting(self: ranking.PriorityState, job_id: int, *rest: Any) -> None:
-        ranked.append(job_id)
-        original(self, job_id, *rest)
-
-    monkeypatch.setattr(ranking.PriorityState, "_rank", counting)
+    ranked = _count_ranks(monkeypatch)
     reported = attrs.evolve(running[0], service=500, running_since=500, evals_done=1)
     state.reported(reported)
     cluster = attrs.evolve(cluster, time=500, running=(reported, running[1]))

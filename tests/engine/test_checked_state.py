@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 import pytest
 
+from builders import Stateless
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector
@@ -84,7 +85,7 @@ def test_eng20_a_right_state_passes_and_matches_its_plain_form(wrap: bool) -> No
     """ENG-20: a user-written incremental policy (alone and wrapped) runs checked at every
     decision, and its log equals the one of the same policy without its state."""
     policy: Any = evalstop(Widest()) if wrap else Widest()
-    plain = evalstop(_Plain(Widest())) if wrap else _Plain(Widest())
+    plain = evalstop(Stateless(Widest())) if wrap else Stateless(Widest())
     checked = simulate(WORKLOAD, policy, Cluster(gpus=16), check=True)
     assert checked.log == simulate(WORKLOAD, plain, Cluster(gpus=16)).log
 
@@ -101,24 +102,3 @@ def test_eng20_a_wrong_state_is_caught_at_its_first_wrong_decision() -> None:
 def test_eng20_built_in_states_pass_the_check() -> None:
     """ENG-20, POL-8: srtf-est's own state agrees with srtf-est at every decision."""
     simulate(WORKLOAD, evalstop(srtf_est), Cluster(gpus=16), check=True)
-
-
-@attrs.frozen
-class _Plain:
-    """A policy without its state: the engine calls it on every ClusterView."""
-
-    inner: Widest
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def detectors(self) -> tuple[Detector[Any], ...]:
-        return ()
-
-    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
-        return self.inner.needs_decision(cause, changed)
-
-    def __call__(self, view: ClusterView) -> Decision:
-        return self.inner(view)

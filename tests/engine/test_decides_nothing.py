@@ -12,11 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import examples, job_view
+from builders import Stateless, examples, job_view
 from evalstop.core import ranking
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
-from evalstop.core.detectors import Detector
 from evalstop.core.policies import BASE_POLICIES, las, loss_aware, srtf_est
 from evalstop.core.policy import Policy, PolicyState
 from evalstop.core.wrapper import EvalStopState, evalstop
@@ -91,7 +90,7 @@ def test_pol14_eng20_every_skipped_checkpoint_decides_nothing_and_later_ones_agr
     work = generate(WorkloadConfig(n_jobs=n_jobs, gpus=gpus, load=load), seed=seed)
     policy: Policy = evalstop(las) if wrap else las
     checked = simulate(work, policy, Cluster(gpus=gpus), check=True)
-    plain = evalstop(_Plain(las)) if wrap else _Plain(las)
+    plain = evalstop(Stateless(las)) if wrap else Stateless(las)
     assert checked.log == simulate(work, plain, Cluster(gpus=gpus)).log
 
 
@@ -200,17 +199,10 @@ class _Lying(ranking.PriorityState):
 
 
 @attrs.frozen
-class _Liar:
+class _Liar(Stateless):
     """las with a lying state."""
 
-    name: str = "liar"
-    detectors: tuple[Detector[Any], ...] = ()
-
-    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
-        return las.needs_decision(cause, changed)
-
-    def __call__(self, view: ClusterView) -> Decision:
-        return las(view)
+    inner: Policy = las
 
     def start_run(self, total_gpus: int) -> PolicyState:
         return _Lying(las, total_gpus)
@@ -220,7 +212,7 @@ def test_pol14_eng20_check_catches_a_broken_promise() -> None:
     """POL-14, ENG-20: with ``check=True`` a state that says a checkpoint decides nothing where
     the policy decides something makes the engine raise, naming POL-14; unchecked, the run
     trusts it (and its log is not the policy's)."""
-    with pytest.raises(EngineError, match=r"liar: at t=\d+ .* decides nothing \(POL-14\)"):
+    with pytest.raises(EngineError, match=r"las: at t=\d+ .* decides nothing \(POL-14\)"):
         simulate(WORKLOAD, _Liar(), Cluster(gpus=16), check=True)
     trusted = simulate(WORKLOAD, _Liar(), Cluster(gpus=16))
     assert trusted.log != simulate(WORKLOAD, las, Cluster(gpus=16)).log
@@ -240,24 +232,3 @@ def test_pol14_a_fired_job_is_shown_to_the_wrapper() -> None:
     pure.run()
     stops = [r for r in fast.log if r.kind is LogKind.STOP]
     assert stops and fast.log == pure.log
-
-
-@attrs.frozen
-class _Plain:
-    """A policy without its state: the engine calls it on every ClusterView."""
-
-    inner: Policy
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def detectors(self) -> tuple[Detector[Any], ...]:
-        return self.inner.detectors
-
-    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
-        return self.inner.needs_decision(cause, changed)
-
-    def __call__(self, view: ClusterView) -> Decision:
-        return self.inner(view)

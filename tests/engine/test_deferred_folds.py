@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
-from builders import make_job
+from builders import Stateless, make_job
 from evalstop.core.boundary import ClusterView, EventKind, JobView
 from evalstop.core.decision import Decision
 from evalstop.core.detectors import Detector, StopAtProgress
@@ -24,30 +24,19 @@ DECLINING = (0.5, 0.4, 0.3, 0.2, 0.1, 0.05)
 
 
 @attrs.frozen
-class Counting:
-    """``policy`` itself, counting the checkpoint views it is asked about, by job."""
+class Counting(Stateless):
+    """``inner`` itself, with its state, counting the checkpoint views it is asked about, by
+    job."""
 
-    policy: Policy
     asked: list[int] = attrs.field(factory=list, eq=False)
-
-    @property
-    def name(self) -> str:
-        return self.policy.name
-
-    @property
-    def detectors(self) -> tuple[Detector[Any], ...]:
-        return self.policy.detectors
 
     def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
         if cause is EventKind.CHECKPOINT and changed is not None:
             self.asked.append(changed.job_id)
-        return self.policy.needs_decision(cause, changed)
-
-    def __call__(self, view: ClusterView) -> Decision:
-        return self.policy(view)
+        return self.inner.needs_decision(cause, changed)
 
     def start_run(self, total_gpus: int) -> PolicyState | None:
-        start = getattr(self.policy, "start_run", None)
+        start = getattr(self.inner, "start_run", None)
         return None if start is None else start(total_gpus)
 
 
@@ -133,22 +122,11 @@ class _Without:
 
 
 @attrs.frozen
-class Liar:
+class Liar(Stateless):
     """fifo wrapped by EvalStop for every kind, whose state says it watches no job (a broken
     POL-12 promise: the wrapper stops any fired job)."""
 
     inner: Policy = attrs.field(factory=lambda: evalstop(fifo, kinds=frozenset(JobKind)))
-    name: str = "liar"
-
-    @property
-    def detectors(self) -> tuple[Detector[Any], ...]:
-        return self.inner.detectors
-
-    def needs_decision(self, cause: EventKind, changed: JobView | None) -> bool:
-        return self.inner.needs_decision(cause, changed)
-
-    def __call__(self, view: ClusterView) -> Decision:
-        return self.inner(view)
 
     def start_run(self, total_gpus: int) -> PolicyState:
         state = self.inner.start_run(total_gpus)  # type: ignore[attr-defined]
