@@ -310,7 +310,7 @@ class PriorityState:
         self._reports: dict[JobId, JobView] = {}  # reported since: the view it was ranked by
         self._decided_at = 0  # the time of the last decision
         # POL-14: the earliest move time of the jobs started and not ranked yet (_dirty), each
-        # read from the decision that started it
+        # read from the decision that started it; read only while _dirty is not empty
         self._dirty_moves: float = math.inf
         self._tells_nothing = (
             self._report_keeps and self._falls is None and self._moves_at is not None
@@ -392,12 +392,15 @@ class PriorityState:
             self._seq += 1
         running[job_id] = job  # to be (re-)keyed at the next decision
         if self._kept:
-            self._dirty.add(job_id)
-            # POL-14: its key is constant from the last decision until its move time
+            dirty = self._dirty
+            # POL-14: its key is constant from the last decision until its move time (a bound
+            # over the jobs in _dirty, started afresh when _dirty was emptied)
             if self._tells_nothing and (moves_at := self._moves_at) is not None:
                 moves = moves_at(job, self._decided_at)
-                if moves is not None and moves < self._dirty_moves:
-                    self._dirty_moves = moves
+                bound = math.inf if moves is None else moves
+                if not dirty or bound < self._dirty_moves:
+                    self._dirty_moves = bound
+            dirty.add(job_id)
 
     def reported(self, job: JobView) -> None:
         if self._report_keeps:  # POL-13: its entry and move time stand, and so does the packing
@@ -488,7 +491,6 @@ class PriorityState:
         for job_id in self._dirty:
             self._rank(job_id, time)
         self._dirty.clear()
-        self._dirty_moves = math.inf
         if self._moves and self._moves[0][0] <= time:
             for job_id in self._due(time):
                 self._rank(job_id, time)
@@ -543,7 +545,6 @@ class PriorityState:
                     later.append((before, now))
                 rank(job_id, time, now)  # ranked now, as the walk would: move times known
             dirty.clear()
-            self._dirty_moves = math.inf
         moves = self._moves
         if moves and moves[0][0] <= time:  # keys that moved at their time, ranked now
             for job_id in self._due(time):
