@@ -159,6 +159,31 @@ def test_pol14_a_job_started_by_the_last_decision_counts_from_its_start() -> Non
     assert not nothing(1_800)
 
 
+def test_pol14_the_started_jobs_bound_begins_afresh_once_they_are_ranked() -> None:
+    """POL-14: on 3 GPUs, A (2 GPUs, moves at 1,800) and B (1 GPU) start at 0; W and X wait
+    and are ranked with A and B at an arrival; A ends at 20 and W starts (X, 2 GPUs, waits).
+    At 2,000 A's move time has passed, but A is gone: only W's (3,620) counts, so the
+    checkpoint decides nothing."""
+    state = las.start_run(3)
+    assert isinstance(state, ranking.PriorityState)
+    a, b = job_view(0, gpus=2), job_view(1)
+    w, x = job_view(2, submit=10), job_view(3, gpus=2, submit=15)
+    state.queued(a)
+    state.queued(b)
+    assert state.decide(0, 3, EventKind.ARRIVAL, None) == Decision(start=(0, 1))
+    for view in (a, b):
+        state.started(attrs.evolve(view, running_since=0))
+    for time, view in ((10, w), (15, x)):
+        state.queued(view)
+        assert state.decide(time, 0, EventKind.ARRIVAL, None) == Decision()
+    state.ended(0)
+    assert state.decide(20, 2, EventKind.COMPLETION, None) == Decision(start=(2,))
+    state.started(attrs.evolve(w, running_since=20))
+    nothing = _told(state)
+    assert nothing(2_000)
+    assert not nothing(3_600)  # B's move time
+
+
 def test_pol14_with_nothing_queued_the_state_takes_the_empty_decision() -> None:
     """POL-14: under las with nothing queued a checkpoint decides nothing even once running
     keys have moved (3,600 GPU-seconds passed) and before the jobs started are ranked; the
