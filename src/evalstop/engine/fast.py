@@ -68,9 +68,10 @@ class FastSimulator:
     """The imperative engine; the same interface as ``Simulator`` (``check=True``: invariants
     after every event, O(n) each)."""
 
-    # slots: the hot loops read these fields at every event; as instance-dict attributes a
-    # thirtieth field made every Philly run about 2% slower (CPython 3.11), as slots they cost
-    # the same however many there are
+    # slots: the hot loops read these fields at every event; as instance attributes a
+    # thirtieth field made loss-aware on the Philly trace about 2% slower (CPython 3.11,
+    # measured: likely its limit of 30 attributes stored inline); as slots their number does
+    # not matter
     __slots__ = (
         "_active",
         "_arrivals",
