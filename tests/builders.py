@@ -134,26 +134,17 @@ class Stateless:
 
 
 @attrs.frozen(eq=False)
-class Recorder:
-    """A policy that delegates to ``base`` and records every view it is shown."""
+class Recorder(Stateless):
+    """A policy that delegates to ``inner`` and records every view it is shown."""
 
-    base: Policy
     views: list[ClusterView] = attrs.field(factory=list)
-
-    @property
-    def name(self) -> str:
-        return self.base.name
-
-    @property
-    def detectors(self) -> tuple[Detector[Any], ...]:
-        return self.base.detectors
 
     def needs_decision(self, cause: object, changed: object) -> bool:
         return True
 
     def __call__(self, view: ClusterView) -> Decision:
         self.views.append(view)
-        return self.base(view)
+        return self.inner(view)
 
 
 @attrs.frozen(eq=False)
