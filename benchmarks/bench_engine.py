@@ -9,9 +9,12 @@
    and 100x the work (jobs and GPUs together) at offered load 1.05 (a base alone) or 2.0
    (wrapped: EvalStop's stops free about half the GPU-time), so jobs queue at every scale
    (each row prints the time-weighted mean and the max queue, in jobs); the figure is
-   CPU per log record, and its growth from the smallest scale to the largest.
+   CPU per log record, and its growth from the smallest scale to the largest (a figure is the
+   median of ``--repeats`` runs, but the 100x ones run once: minutes each; fair-share's,
+   which a goal is judged on alone, takes the median too).
 3. The whole shipped Philly trace (82,247 jobs, the cluster sized by PHL-3), every built-in
-   base alone and wrapped: events per CPU second.
+   base alone and wrapped: events per CPU second, the median of ``--repeats`` runs (with
+   their range: machine noise moves a run by a few percent).
 4. Memory per job a finished run holds beyond its workload (``tracemalloc``).
 
 Times are CPU seconds of this process (``time.process_time``): the machine is shared, and CPU
@@ -181,7 +184,9 @@ def growth(scales: Sequence[int], repeats: int, systems: Sequence[str]) -> dict[
             if (scale, load) not in works:
                 works[scale, load] = workload(scale, load)
             jobs, gpus = works[scale, load]
-            reps = repeats if scale < 100 else 1
+            # the largest runs once (minutes), but where a goal is judged on it: the median
+            judged = system == "fair-share" and scale == scales[-1]
+            reps = repeats if scale < 100 or judged else 1
             runs = [cpu(run, jobs, gpus, system) for _ in range(reps)]
             seconds = statistics.median(s for s, _ in runs)
             log = runs[0][1].log
@@ -200,19 +205,24 @@ def growth(scales: Sequence[int], repeats: int, systems: Sequence[str]) -> dict[
     return {"growth": Verdict(met, "; ".join(grown)), "fair-share": fair}
 
 
-def philly(systems: Sequence[str]) -> Verdict:
+def philly(systems: Sequence[str], repeats: int) -> Verdict:
+    """Events per CPU second on the whole Philly trace, the median of ``repeats`` runs of each
+    system back to back (their range printed beside it: a goal judged on the line says so)."""
     workload_, fitted = trace_workload(TraceSpec(load=0.9), seed=0)
     jobs, gpus = workload_.jobs, fitted.gpus
     table = Streamed(
-        f"Philly, {len(jobs):,} jobs on {gpus} GPUs",
-        ["system", "events", "CPU s", "events/s", "queue mean/max"],
-        [22, 9, 7, 9, 14],
+        f"Philly, {len(jobs):,} jobs on {gpus} GPUs, CPU s: median of {repeats} (min-max)",
+        ["system", "events", "CPU s", "events/s", "range events/s", "queue mean/max"],
+        [22, 9, 7, 9, 17, 14],
     )
     met, rates = True, []
     for system in systems:
-        seconds, result = cpu(run, jobs, gpus, system)
+        first, result = cpu(run, jobs, gpus, system)  # the others' logs are not kept
+        times = [first, *(cpu(run, jobs, gpus, system)[0] for _ in range(repeats - 1))]
+        seconds = statistics.median(times)
         mean, peak = queue_depth(result.log)
         rate = result.events / seconds
+        slowest, fastest = result.events / max(times), result.events / min(times)
         met &= rate >= 200_000
         rates.append(f"{system} {rate / 1000:,.0f}k")
         table.row(
@@ -221,6 +231,7 @@ def philly(systems: Sequence[str]) -> Verdict:
                 f"{result.events:,}",
                 f"{seconds:.2f}",
                 f"{rate:,.0f}",
+                f"{slowest / 1000:,.0f}k-{fastest / 1000:,.0f}k",
                 f"{mean:,.0f}/{peak:,}",
             ]
         )
@@ -265,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "fair-share" in systems:
             verdicts["fair-share"] = grown["fair-share"]
     if "philly" not in args.skip:
-        verdicts["philly"] = philly(systems)
+        verdicts["philly"] = philly(systems, args.repeats)
     if "memory" not in args.skip:
         verdicts["memory"] = memory(min(scales[-1], 10))
     for name, verdict in verdicts.items():
