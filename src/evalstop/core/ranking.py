@@ -42,7 +42,7 @@ from typing import Any, Protocol
 from sortedcontainers import SortedList
 
 from evalstop.core.boundary import EventKind, JobView
-from evalstop.core.decision import Decision
+from evalstop.core.decision import Decision, trusted_decision
 from evalstop.core.model import JobId
 
 __all__ = ["PriorityState", "RankingRule", "RunningTail", "walk"]
@@ -641,7 +641,7 @@ class PriorityState:
             if gpus <= free:
                 starts.append(ranked[-1])
                 free -= gpus
-        return Decision(start=tuple(starts)) if starts else _NOTHING
+        return trusted_decision(tuple(starts), (), ()) if starts else _NOTHING
 
     def _decide(self, time: int, free_gpus: int) -> Decision:
         if not self._queued:
@@ -649,11 +649,12 @@ class PriorityState:
         if not self._policy.preemptive:
             if free_gpus == 0:
                 return _NOTHING
-            return Decision(start=tuple(self._fit(free_gpus)))
+            return trusted_decision(tuple(self._fit(free_gpus)), (), ())
         if self._queued_gpus <= free_gpus:
-            return Decision(start=tuple(r[-1] for r in sorted(r for r, _ in self._queued.values())))
+            ranked = sorted(r for r, _ in self._queued.values())
+            return trusted_decision(tuple([r[-1] for r in ranked]), (), ())
         if not self._running:
-            return Decision(start=tuple(self._fit(self._total)))
+            return trusted_decision(tuple(self._fit(self._total)), (), ())
         return self._walk(time)
 
     def _fit(self, room: int) -> Iterator[JobId]:
@@ -697,4 +698,4 @@ class PriorityState:
             first,
         )
         dropped.sort(key=self._started.__getitem__)
-        return Decision(start=tuple(starts), preempt=tuple(dropped))
+        return trusted_decision(tuple(starts), tuple(dropped), ())
