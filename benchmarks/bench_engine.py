@@ -17,6 +17,7 @@
    their range: machine noise moves a run by a few percent).
 4. Memory per job a finished run holds beyond its workload (``tracemalloc``).
 
+The output opens with what it was measured on (version, commit, Python, machine, day).
 Times are CPU seconds of this process (``time.process_time``): the machine is shared, and CPU
 time is what the implementations compete on. Ratios, not seconds, are the figures. Each row is
 printed as soon as it is measured (a whole run takes minutes); at the end each goal is printed
@@ -27,15 +28,20 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
+import platform
 import statistics
+import subprocess
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import attrs
 from peers import outcome, peer_jobs, run_heapq, run_simpy
 
+from evalstop import __version__
 from evalstop.core.model import Job
 from evalstop.core.registry import make_policy
 from evalstop.engine.log import LogKind, LogRecord
@@ -258,6 +264,30 @@ def memory(scale: int) -> Verdict:
     return Verdict(per_job <= 500, f"{per_job:,.0f} B per job")
 
 
+def provenance() -> str:
+    """What the figures were measured on: the package's version and commit (when run from a
+    git checkout; "modified" when tracked files differ from it), Python, the machine, the day."""
+    here = Path(__file__).resolve().parent
+    try:
+        git = ["git", "-C", str(here)]
+        commit = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        source = f"commit {commit}{' (modified)' if changed else ''}"
+    except (OSError, subprocess.CalledProcessError):
+        source = "not a git checkout"
+    return (
+        f"evalstop {__version__}, {source}; Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs ({platform.machine()}); {time.strftime('%Y-%m-%d')}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python benchmarks/bench_engine.py")
     parser.add_argument("--scales", default="1,10,100", help="multiples of 1,000 jobs / 64 GPUs")
@@ -267,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     scales = [int(s) for s in args.scales.split(",")]
     systems = args.system or list(SYSTEMS)
+    print(provenance(), end="\n\n", flush=True)
     verdicts: dict[str, Verdict] = {}
     if "peers" not in args.skip:
         verdicts["peers"] = peers(scales, args.repeats)
