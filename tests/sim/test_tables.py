@@ -14,6 +14,7 @@ from evalstop.core.errors import EvalStopError
 from evalstop.core.model import JobKind
 from evalstop.core.registry import make_policy
 from evalstop.engine import Simulator
+from evalstop.sim import attach
 from evalstop.sim.attach import MAX_EVALS, AttachRule, kind_posterior, workload_from_records
 from evalstop.sim.clock import hacking_probability
 from evalstop.sim.run import Cluster, simulate
@@ -251,3 +252,21 @@ def test_tab5_tenant_and_name_reach_the_policy_through_the_run() -> None:
     assert any(kind == "preempt" for _, kind, _ in log_lines(sim.log))
     result = simulate(workload.jobs, make_policy("evalstop+fair-share"), Cluster(gpus=4))
     assert sum(1 for r in result.log if r.kind.value in ("finish", "stop")) == 12
+
+
+@given(seed=st.integers(0, 2**32), batch=st.integers(1, 9))
+def test_tab4_runs_evaluated_together_are_each_run_alone(seed: int, batch: int) -> None:
+    """TAB-4: evaluating runs' curves in batches of any size gives the jobs that evaluating
+    each run alone gives (a batch of 1 is ``draw_run``'s path), bit for bit (by repr)."""
+    records = [
+        *_many(23),
+        JobRecord("h", 300, 1, kind=JobKind.RLHF, hacking=True, duration=5000),
+        JobRecord("k", 310, 2, kind=JobKind.RLHF, hacking=False, steps=400),
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(attach, "_FINISH_BATCH", 1)
+        alone = workload_from_records(records, seed=seed)
+        patch.setattr(attach, "_FINISH_BATCH", batch)
+        together = workload_from_records(records, seed=seed)
+    assert repr(together.jobs) == repr(alone.jobs)
+    assert together == workload_from_records(records, seed=seed)  # the shipped batch size

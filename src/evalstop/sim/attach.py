@@ -37,7 +37,8 @@ import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec
 from evalstop.sim.clock import ESTIMATE_LOG_SD, ESTIMATE_MEDIAN
-from evalstop.sim.runs import draw_run, run_plan
+from evalstop.sim.runs import StartedRun, finish_runs, run_plan, start_curves
+from evalstop.sim.streams import CurveStreams
 from evalstop.sim.tables import JobRecord, JobTable, TableError, records_from_rows
 from evalstop.sim.workload import (
     DEFAULT_MIX,
@@ -45,7 +46,6 @@ from evalstop.sim.workload import (
     SECONDS_PER_STEP,
     WorkloadConfig,
     checkpoint_steps,
-    curve_stream,
     schedule,
 )
 from evalstop.sim.worlds import PAPER, World, world_named
@@ -55,6 +55,11 @@ __all__ = ["MAX_EVALS", "AttachRule", "TableWorkload", "kind_posterior", "worklo
 MAX_EVALS = 1_000
 """At most this many evaluations a job after step 0: a table's interval is widened beyond it
 (bounds the memory of a month-long job evaluated every few steps)."""
+
+_FINISH_BATCH = 1_024
+"""Runs whose curves are evaluated together (``finish_runs``): enough to spread numpy's cost
+per call (one run alone spent most of its time there), few enough that their arrays stay
+small (at most ``MAX_EVALS + 1`` checkpoints a run)."""
 
 
 def _to_world(value: str | World) -> World:
@@ -179,7 +184,7 @@ def _schedule(
     return duration, estimate, interval, checkpoint_steps(interval, total)
 
 
-def _job(
+def _start(
     index: int,
     record: JobRecord,
     kind: JobKind,
@@ -187,12 +192,15 @@ def _job(
     estimate_factor: float,
     curve_rng: np.random.Generator,
     config: WorkloadConfig,
-) -> Job:
+) -> tuple[JobSpec, StartedRun]:
+    """Job ``index``'s spec and its run with ``curve_rng`` read whole (:func:`_finish` makes
+    the job)."""
     duration, estimate, interval, steps = _schedule(record, kind, estimate_factor, config)
     planned = estimate * steps[-1] / duration  # the estimate in the run's own steps
     hacking = record.hacking if kind is JobKind.RLHF else None
     plan = run_plan(kind, turn_draw, planned, steps[-1], config, hacking)
-    truth, observations = draw_run(kind, plan, steps, duration, curve_rng, config)
+    s = np.array(steps, dtype=np.float64)
+    run = (kind, plan, steps, duration, start_curves(kind, plan, s, curve_rng, config))
     spec = JobSpec(
         job_id=index,
         kind=kind,
@@ -203,7 +211,16 @@ def _job(
         tenant=record.tenant,
         name=record.job_id,
     )
-    return Job(spec, truth, observations)
+    return spec, run
+
+
+def _finish(started: list[tuple[JobSpec, StartedRun]], config: WorkloadConfig) -> list[Job]:
+    """The jobs of ``started``: their runs' curves evaluated at once (``finish_runs``)."""
+    made = finish_runs([run for _, run in started], config)
+    return [
+        Job(spec, truth, observations)
+        for (spec, _), (truth, observations) in zip(started, made, strict=True)
+    ]
 
 
 def _as_records(
@@ -243,16 +260,23 @@ def workload_from_records(
     records = sorted(_as_records(items), key=lambda r: r.arrival)
     if not records:
         raise TableError("records", None, None, "no jobs")
-    attributes_seq, curves_seq = np.random.SeedSequence(seed).spawn(2)
+    # Job i's attributes and curves come from streams keyed by i alone (TAB-4): each is
+    # curve_stream(seq, i)'s, reseeded on one reused generator (WRK-1; building a numpy
+    # SeedSequence and generator per job cost about 15 us, twice a job)
+    attributes, curves = map(CurveStreams, np.random.SeedSequence(seed).spawn(2))
     config = rule.config()
     cache: dict[int, tuple[tuple[JobKind, ...], np.ndarray]] = {}
-    jobs = []
+    jobs: list[Job] = []
+    started: list[tuple[JobSpec, StartedRun]] = []
     for i, record in enumerate(records):
-        # Job i's attributes and curves come from streams keyed by i alone (TAB-4).
-        rng = curve_stream(attributes_seq, i)
+        rng = attributes.stream(i)  # valid until its next call: read before the next job
         kind_draw, hacking_draw = rng.random(2)
         factor = ESTIMATE_MEDIAN * math.exp(ESTIMATE_LOG_SD * rng.standard_normal())
         kind = _kind_of(record, rule, float(kind_draw), cache)
-        curve_rng = curve_stream(curves_seq, i)
-        jobs.append(_job(i, record, kind, float(hacking_draw), factor, curve_rng, config))
+        curve_rng = curves.stream(i)  # read whole by _start
+        started.append(_start(i, record, kind, float(hacking_draw), factor, curve_rng, config))
+        if len(started) == _FINISH_BATCH:
+            jobs += _finish(started, config)
+            started = []
+    jobs += _finish(started, config)
     return TableWorkload(tuple(jobs), seed, rule)

@@ -70,12 +70,14 @@ __all__ = [
     "RunConfig",
     "Started",
     "StartedJob",
+    "StartedRun",
     "SweepSettings",
     "draw_curves",
     "draw_key",
     "draw_run",
     "finish_curves",
     "finish_jobs",
+    "finish_runs",
     "noise_levels",
     "reports_at",
     "run_plan",
@@ -196,8 +198,8 @@ def draw_run(
 ) -> tuple[JobTruth, tuple[Observation, ...]]:
     """A run's hidden truth and its reports at checkpoint ``steps``, curves from ``rng``.
 
-    The one place a synthetic run's curves become observations: generated workloads and table
-    workloads (:mod:`evalstop.sim.attach`) both draw through it.
+    One run alone: :func:`finish_runs` (table workloads, :mod:`evalstop.sim.attach`) and
+    :func:`finish_jobs` (generated ones) evaluate many runs' curves at once, each the same.
 
     Args:
         kind: the job's kind (RLHF runs get the world's RLHF curves, others saturate).
@@ -210,8 +212,29 @@ def draw_run(
     Returns:
         The truth and one observation per checkpoint.
     """
-    truth, draw = run_truth(kind, plan, steps, duration, rng, config)
-    return truth, run_reports(draw, steps, config.sigma)
+    s = np.array(steps, dtype=np.float64)
+    return finish_runs(
+        [(kind, plan, steps, duration, start_curves(kind, plan, s, rng, config))], config
+    )[0]
+
+
+StartedRun = tuple[JobKind, RunPlan, list[int], int, Started]
+"""A run with its stream read (:func:`start_curves`): its kind, plan, checkpoint steps, true
+duration and started curves, as :func:`draw_run` reads them."""
+
+
+def finish_runs(
+    started: Sequence[StartedRun], config: RunConfig
+) -> list[tuple[JobTruth, tuple[Observation, ...]]]:
+    """:func:`draw_run`'s truth and reports of each run of ``started``, in order: every run's
+    curves evaluated at once (:func:`finish_curves`, each the same bit for bit as alone,
+    ``WRK-8``), then its truth and its reports at ``config``'s eval noise. A caller that reads
+    each run's stream as it comes (a reused stream, ``WRK-1``) evaluates them together here."""
+    draws = finish_curves([run for *_, run in started], config)
+    return [
+        (truth_of(kind, plan, steps, duration, draw), run_reports(draw, steps, config.sigma))
+        for (kind, plan, steps, duration, _), draw in zip(started, draws, strict=True)
+    ]
 
 
 def run_truth(
