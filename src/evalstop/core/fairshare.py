@@ -152,6 +152,8 @@ class FairShareState:
         "_seconds",
         "_settled",
         "_sole",
+        "_start_order",
+        "_starts",
         "_tenants",
         "_total",
         "_where",
@@ -162,6 +164,10 @@ class FairShareState:
         self._queued: dict[JobId, JobView] = {}
         self._running: dict[JobId, JobView] = {}
         self._running_gpus = 0
+        # with the tenants' orders: each running job's place in start order, the order of a
+        # decision's preemptions (FSH-4: sorted, not read off every running job)
+        self._start_order: dict[JobId, int] = {}
+        self._starts = 0
         self._active: dict[str, int] = {}  # active jobs per tenant
         # each tenant's order: built once jobs of two tenants are active (FSH-4; with no
         # order of one tenant beside it, from the start), kept from then on
@@ -213,6 +219,7 @@ class FairShareState:
         self._queued[job_id] = job
         if was is not None:
             self._running_gpus -= was.gpus
+            del self._start_order[job_id]
             self._preempted(job)
             self._told(job_id)
         elif not known:
@@ -232,6 +239,8 @@ class FairShareState:
         else:
             self._running[job_id] = job
             self._running_gpus += job.gpus
+            self._start_order[job_id] = self._starts
+            self._starts += 1
             if self._queued.pop(job_id, None) is None:  # it joins running
                 self._join(job, True)
                 self._unsettle()
@@ -256,6 +265,7 @@ class FairShareState:
             if job is None:
                 return
             self._running_gpus -= job.gpus
+            del self._start_order[job_id]
         tenant = job.tenant
         count = self._active[tenant] - 1
         if count:
@@ -295,6 +305,8 @@ class FairShareState:
         for view in (*self._queued.values(), *self._running.values()):
             active[view.tenant] = active.get(view.tenant, 0) + 1
         self._running_gpus = sum([view.gpus for view in self._running.values()])
+        self._start_order = {job_id: at for at, job_id in enumerate(self._running)}
+        self._starts = len(self._start_order)
         self._tenants = {}
         self._one = None
         for name in active:
@@ -522,9 +534,12 @@ class FairShareState:
                 job = running[job_id] = queued.pop(job_id)
                 one.started(job)
             return
+        order = self._start_order
         for job_id in starts:
             job = running[job_id] = queued.pop(job_id)
             self._running_gpus += job.gpus
+            order[job_id] = self._starts
+            self._starts += 1
             self._started(job)
 
     def _arrived(self, free: int) -> Decision:
@@ -582,10 +597,8 @@ class FairShareState:
         heads: dict[int, Ranked | None] = {**self._least}
         starts, out = walk(tail, self._total - self._running_gpus, heads, self._after, first)
         if len(out) > 1:
-            dropped = set(out)
-            preempt = tuple([j for j in self._running if j in dropped])
-        else:
-            preempt = tuple(out)
+            out.sort(key=self._start_order.__getitem__)
+        preempt = tuple(out)
         return trusted_decision(tuple(starts), preempt, ())
 
 
