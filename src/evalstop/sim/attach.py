@@ -36,6 +36,7 @@ import attrs
 import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec
+from evalstop.engine.collector import without_collector
 from evalstop.sim.clock import ESTIMATE_LOG_SD, ESTIMATE_MEDIAN
 from evalstop.sim.runs import StartedRun, finish_runs, run_plan, start_curves
 from evalstop.sim.streams import CurveStreams
@@ -260,6 +261,12 @@ def workload_from_records(
     records = sorted(_as_records(items), key=lambda r: r.arrival)
     if not records:
         raise TableError("records", None, None, "no jobs")
+    return _attach(records, rule, seed)
+
+
+@without_collector  # WRK-10: library code only (the caller's items are read above), no cycles
+def _attach(records: list[JobRecord], rule: AttachRule, seed: int) -> TableWorkload:
+    """:func:`workload_from_records` of ``records``, in arrival order."""
     # Job i's attributes and curves come from streams keyed by i alone (TAB-4): each is
     # curve_stream(seq, i)'s, reseeded on one reused generator (WRK-1; building a numpy
     # SeedSequence and generator per job cost about 15 us, twice a job)

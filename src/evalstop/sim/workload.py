@@ -39,6 +39,7 @@ import attrs
 import numpy as np
 
 from evalstop.core.model import Job, JobKind, JobSpec
+from evalstop.engine.collector import without_collector
 from evalstop.sim.clock import (
     ESTIMATE_LOG_SD,
     ESTIMATE_MEDIAN,
@@ -342,6 +343,7 @@ def _swept(configs: Sequence[WorkloadConfig], fields: str) -> tuple[WorkloadConf
     return tuple(configs)
 
 
+@without_collector  # WRK-10: library code only, no reference cycles
 def _generate(
     configs: tuple[WorkloadConfig, ...], seed: int, kind: JobKind | None = None
 ) -> tuple[tuple[Job, ...], ...]:
