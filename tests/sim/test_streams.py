@@ -32,6 +32,25 @@ def test_wrk1_stream_is_numpys(entropy: int, prefix: list[int], indices: list[in
         assert streams.stream(index).bit_generator.state == numpy_state(parent, index)
 
 
+def test_wrk1_streams_asked_in_order_are_numpys() -> None:
+    """WRK-1: indices asked in increasing order (a workload's builders; their states derived
+    a block at a time), with gaps, backwards, across a block's end and across 2**32 (where an
+    index becomes two words) give numpy's states."""
+    parent = curve_seeds(11)
+    streams = CurveStreams(parent)
+    asked = [
+        *range(0, 1_100),
+        *range(1_100, 3_000, 7),
+        5,
+        4,
+        *range(2**32 - 600, 2**32 + 3),
+        2**32 - 1,
+        0,
+    ]
+    for index in asked:
+        assert streams.stream(index).bit_generator.state == numpy_state(parent, index), index
+
+
 def test_wrk1_draws_and_fallback() -> None:
     """WRK-1: the reused generator draws what a fresh numpy one draws; an entropy numpy
     takes as a list goes through numpy itself; a negative index raises."""

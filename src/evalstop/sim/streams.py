@@ -6,13 +6,17 @@ it ``SeedSequence`` mixing the same entropy and spawn key over and over. :class:
 mixes the part shared by every job of a workload once and, per job, only the words of its
 index, then derives the PCG64 state as ``PCG64(seed_seq)`` does (``SeedSequence``'s
 ``hashmix``/``mix`` and ``generate_state``, then PCG's ``srandom``) and sets it on one
-reused generator: the same stream, about half the cost. A test compares the states with
-numpy's for many seeds and indices, so a numpy that seeded differently would fail it.
+reused generator: the same stream, about half the cost; indices asked in increasing order
+(a workload's builders) have their states derived a block at a time on numpy arrays, which
+halves it again (5.2 -> 2.1 us a stream, measured). Tests compare the states with numpy's
+for many seeds and indices, in any order, so a numpy that seeded differently would fail
+them.
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,6 +29,8 @@ _INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38
 _MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
 _PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
 _POOL = 4
+_WORD = 1 << 32  # an index below it is one 32-bit word of the spawn key
+_BLOCK = 512  # the indices whose states CurveStreams.stream derives at once
 
 
 def _words(value: int) -> list[int]:
@@ -70,10 +76,14 @@ class CurveStreams:
         parent: the workload's curve seed sequence (``curve_seeds(seed)``). Anything but one
             integer entropy and the default pool size takes numpy's own path.
 
-    :meth:`stream` returns one reused generator: a stream is valid until the next call.
+    :meth:`stream` returns one reused generator: a stream is valid until the next call. The
+    states of an index below 2**32 and of the :data:`_BLOCK` indices after it are derived
+    together (:func:`_block_states`, numpy's arithmetic on whole arrays), so that asking for
+    indices in increasing order, as a workload's builders do, costs about half as much a
+    stream as deriving each alone; any other order gets the same states.
     """
 
-    __slots__ = ("_bits", "_generator", "_hashed", "_parent", "_pool")
+    __slots__ = ("_bits", "_first", "_generator", "_hashed", "_parent", "_pool", "_states")
 
     def __init__(self, parent: np.random.SeedSequence) -> None:
         self._parent = parent
@@ -81,6 +91,8 @@ class CurveStreams:
         self._generator = np.random.Generator(self._bits)
         self._pool: list[int] | None = None
         self._hashed = 0
+        self._first = 0  # the index of _states[0]
+        self._states: list[tuple[int, int]] = []  # (state, increment) of the indices from it
         entropy = parent.entropy
         if isinstance(entropy, numbers.Integral) and entropy >= 0 and parent.pool_size == _POOL:
             self._pool, self._hashed = _mixed(int(entropy), parent.spawn_key)
@@ -90,23 +102,23 @@ class CurveStreams:
         generator (a fresh numpy generator when the parent's entropy is not one integer)."""
         if index < 0:
             raise ValueError(f"a job index is >= 0, got {index}")
-        if self._pool is None:
+        pool = self._pool
+        if pool is None:
             key = (*self._parent.spawn_key, index)
             seq = np.random.SeedSequence(self._parent.entropy, spawn_key=key)
             return np.random.Generator(np.random.PCG64(seq))
-        pool, hashed = self._pool[:], self._hashed
-        for word in _words(index):
-            hashed = _absorb(pool, hashed, word)
-        hashed, out = _INIT_B, []
-        for position in range(2 * _POOL):  # generate_state(4, uint64): 8 words
-            value = pool[position % _POOL] ^ hashed
-            hashed = (hashed * _MULT_B) & _M32
-            value = (value * hashed) & _M32
-            out.append(value ^ (value >> 16))
-        seed = (out[0] | out[1] << 32) << 64 | out[2] | out[3] << 32
-        sequence = (out[4] | out[5] << 32) << 64 | out[6] | out[7] << 32
-        increment = ((sequence << 1) | 1) & _M128
-        state = ((increment + seed) * _PCG_MULT + increment) & _M128  # srandom: two steps
+        if index >= _WORD:  # two words or more: derived alone
+            hashed, pool = self._hashed, pool[:]
+            for word in _words(index):
+                hashed = _absorb(pool, hashed, word)
+            state, increment = _seeded(_generated(pool))
+        else:
+            offset = index - self._first
+            if not 0 <= offset < len(self._states):
+                count = min(_BLOCK, _WORD - index)
+                self._states = _block_states(pool, self._hashed, index, count)
+                self._first, offset = index, 0
+            state, increment = self._states[offset]
         self._bits.state = {
             "bit_generator": "PCG64",
             "state": {"state": state, "inc": increment},
@@ -114,6 +126,50 @@ class CurveStreams:
             "uinteger": 0,
         }
         return self._generator
+
+
+def _generated(pool: list[int]) -> list[int]:
+    """``generate_state(4, uint64)`` of a mixed ``pool``, as its eight 32-bit words."""
+    hashed, out = _INIT_B, []
+    for position in range(2 * _POOL):
+        value = pool[position % _POOL] ^ hashed
+        hashed = (hashed * _MULT_B) & _M32
+        value = (value * hashed) & _M32
+        out.append(value ^ (value >> 16))
+    return out
+
+
+def _seeded(out: Sequence[int]) -> tuple[int, int]:
+    """PCG64's (state, increment) seeded with the eight words ``out`` (``srandom``: two
+    steps)."""
+    seed = (out[0] | out[1] << 32) << 64 | out[2] | out[3] << 32
+    sequence = (out[4] | out[5] << 32) << 64 | out[6] | out[7] << 32
+    increment = ((sequence << 1) | 1) & _M128
+    return ((increment + seed) * _PCG_MULT + increment) & _M128, increment
+
+
+def _block_states(pool: list[int], hashed: int, first: int, count: int) -> list[tuple[int, int]]:
+    """(state, increment) of the streams of indices ``first`` to ``first + count - 1``, each
+    below 2**32 (one word): :meth:`CurveStreams.stream`'s arithmetic on uint64 arrays, one
+    element an index (every product of two 32-bit words fits in 64 bits; a difference wraps
+    modulo 2**64, which the mask reduces modulo 2**32 as Python's ``&`` does)."""
+    words = np.arange(first, first + count, dtype=np.uint64)
+    mask = np.uint64(_M32)
+    mixed = []
+    for d in range(_POOL):  # _absorb of each index's one word
+        value = words ^ np.uint64(hashed)
+        hashed = (hashed * _MULT_A) & _M32
+        value = (value * np.uint64(hashed)) & mask
+        value ^= value >> np.uint64(16)
+        both = (np.uint64(_MIX_L * pool[d]) - np.uint64(_MIX_R) * value) & mask
+        mixed.append(both ^ (both >> np.uint64(16)))
+    hashed, out = _INIT_B, []
+    for position in range(2 * _POOL):  # _generated
+        value = mixed[position % _POOL] ^ np.uint64(hashed)
+        hashed = (hashed * _MULT_B) & _M32
+        value = (value * np.uint64(hashed)) & mask
+        out.append((value ^ (value >> np.uint64(16))).tolist())
+    return [_seeded(words8) for words8 in zip(*out, strict=True)]
 
 
 def _mixed(entropy: int, spawn_key: tuple[int, ...]) -> tuple[list[int], int]:
