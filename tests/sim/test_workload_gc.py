@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evalstop.core.model import JobKind
-from evalstop.sim import attach, workload
+from evalstop.sim import attach, philly, tables, workload
 from evalstop.sim.attach import AttachRule, workload_from_records
 from evalstop.sim.philly import philly_table
-from evalstop.sim.tables import TableError
+from evalstop.sim.tables import TableError, read_job_table
 from evalstop.sim.workload import (
     WorkloadConfig,
     generate,
@@ -26,15 +27,36 @@ CONFIG = WorkloadConfig(n_jobs=60, gpus=16)
 SWEEP = [CONFIG, WorkloadConfig(n_jobs=60, gpus=16, eval_noise=0.05, hacking_share=0.3)]
 NOISES = [CONFIG, WorkloadConfig(n_jobs=60, gpus=16, eval_noise=0.05)]
 
-BUILDS: dict[str, Callable[[], object]] = {
-    "generate": lambda: generate(CONFIG, seed=4),
-    "generate_noise_sweep": lambda: generate_noise_sweep(NOISES, seed=4),
-    "generate_sweep": lambda: generate_sweep(SWEEP, seed=4),
-    "sweep_jobs": lambda: sweep_jobs(SWEEP, seed=4, kind=JobKind.RLHF),
-    "workload_from_records": lambda: workload_from_records(philly_table().records[:300], seed=2),
+BUILDS: dict[str, Callable[[Path], object]] = {  # each given a folder of its own
+    "generate": lambda _: generate(CONFIG, seed=4),
+    "generate_noise_sweep": lambda _: generate_noise_sweep(NOISES, seed=4),
+    "generate_sweep": lambda _: generate_sweep(SWEEP, seed=4),
+    "sweep_jobs": lambda _: sweep_jobs(SWEEP, seed=4, kind=JobKind.RLHF),
+    "workload_from_records": lambda _: workload_from_records(philly_table().records[:300], seed=2),
+    "read_job_table": lambda folder: read_job_table(_csv(folder)),
+    "philly_table": lambda _: _uncached_philly_table(),
 }
-# the function each builder calls once a job, in its own module: spied on to see the collector
-STARTS = {"workload_from_records": (attach, "_start")}
+# a function each builder calls in its own module (once a job, or a row, or once the table
+# is renamed): spied on to see the collector
+STARTS = {
+    "workload_from_records": (attach, "_start"),
+    "read_job_table": (tables, "_parse_row"),
+    "philly_table": (philly, "JobTable"),
+}
+
+
+def _csv(folder: Path) -> Path:
+    """A small job table in ``folder``."""
+    path = folder / "jobs.csv"
+    rows = [f"{i},{i * 7},{1 + i % 4},{100 + i}" for i in range(200)]
+    path.write_text("id,arrival,gpus,duration\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _uncached_philly_table() -> object:
+    """The shipped table read afresh (it is cached once read, PHL-1)."""
+    philly_table.cache_clear()
+    return philly_table()
 
 
 @pytest.fixture
@@ -48,7 +70,7 @@ def enabled() -> Iterator[None]:
 @pytest.mark.usefixtures("enabled")
 @pytest.mark.parametrize("name", sorted(BUILDS))
 def test_wrk10_the_collector_is_paused_while_a_workload_is_built(
-    name: str, monkeypatch: pytest.MonkeyPatch
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """WRK-10: the collector is off at every job a builder makes and on again after it."""
     module, function = STARTS.get(name, (workload, "_start"))
@@ -60,7 +82,7 @@ def test_wrk10_the_collector_is_paused_while_a_workload_is_built(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(module, function, spied)
-    BUILDS[name]()
+    BUILDS[name](tmp_path)
     assert seen
     assert set(seen) == {False}
     assert gc.isenabled()
@@ -99,12 +121,12 @@ def test_wrk10_the_collector_is_restored_when_a_build_raises(
 
 @pytest.mark.usefixtures("enabled")
 @pytest.mark.parametrize("name", sorted(BUILDS))
-def test_wrk10_a_build_leaves_no_cyclic_garbage(name: str) -> None:
+def test_wrk10_a_build_leaves_no_cyclic_garbage(name: str, tmp_path: Path) -> None:
     """WRK-10: what the paused collector would have found after a build: nothing."""
     gc.collect()
     gc.disable()
     try:
-        built = BUILDS[name]()
+        built = BUILDS[name](tmp_path)
         assert built
         del built
         assert gc.collect() == 0

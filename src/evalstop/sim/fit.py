@@ -113,6 +113,8 @@ def select(
     if not kept:
         raise TableError(table.source, None, None, "no job left after the window and filters")
     origin = kept[0].arrival
+    if origin == 0:  # already shifted (a table's earliest job arrives at 0, TAB-1)
+        return tuple(kept)
     return tuple(attrs.evolve(r, arrival=r.arrival - origin) for r in kept)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attrs
 
+from evalstop.engine.collector import without_collector
 from evalstop.sim.attach import AttachRule, TableWorkload, workload_from_records
 from evalstop.sim.fit import FittedTrace, fit_to_cluster, parse_window, select
 from evalstop.sim.tables import JobTable, TableError, read_job_table
@@ -53,6 +54,7 @@ def _data(name: str) -> resources.abc.Traversable:
 
 
 @functools.cache
+@without_collector  # WRK-10: the table read and renamed, no reference cycles
 def philly_table() -> JobTable:
     """Every job of the shipped trace, in file order (read once per process, ~82k rows)."""
     with resources.as_file(_data("philly.csv.gz")) as path:

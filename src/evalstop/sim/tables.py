@@ -25,6 +25,7 @@ import attrs
 
 from evalstop.core.errors import EvalStopError
 from evalstop.core.model import JobKind
+from evalstop.engine.collector import without_collector
 
 __all__ = [
     "FIELDS",
@@ -368,6 +369,7 @@ def _cells(
         yield reader.line_num, {field: cells[i] for field, i in index.items()}
 
 
+@without_collector  # WRK-10: library code only (it reads a file), no reference cycles
 def read_job_table(path: Path | str, columns: Mapping[str, str] | None = None) -> JobTable:
     """Read a CSV (optionally gzip-compressed) of jobs; rows are numbered as file lines.
 
