@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 from typing import Any
@@ -21,6 +22,7 @@ from evalstop.core.policies import fifo, srtf_est
 from evalstop.core.registry import make_policy
 from evalstop.core.wrapper import evalstop
 from evalstop.engine.log import EventLog, LogKind, LogRecord
+from evalstop.sim import metrics
 from evalstop.sim.metrics import JobOutcome, jct_stats, job_outcomes, kept_at, system_metrics
 from evalstop.sim.run import Cluster, simulate
 from evalstop.sim.workload import WorkloadConfig, generate, generate_noise_sweep
@@ -285,3 +287,43 @@ def test_met10_outcomes_from_the_columns_equal_reading_every_record(
     reference = _outcomes_record_by_record(result)
     assert _same(job_outcomes(result), reference)
     assert _same(job_outcomes(odd), reference)
+
+
+def test_met11_outcomes_are_read_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MET-11: the collector is off while each job's outcome is read, on again after, also
+    when reading raises; a read leaves nothing for the collector to collect."""
+    work = generate(WorkloadConfig(n_jobs=120, gpus=12), seed=8)
+    result = simulate(work, make_policy("evalstop+srtf-est"), Cluster(gpus=12))
+    expected = job_outcomes(result)
+    seen: list[bool] = []
+    original = metrics._kept_index
+
+    def spied(*args: Any) -> int:
+        seen.append(gc.isenabled())
+        return original(*args)
+
+    gc.enable()
+    monkeypatch.setattr(metrics, "_kept_index", spied)
+    assert job_outcomes(result) == expected
+    assert seen and set(seen) == {False}
+    assert gc.isenabled()
+
+    def failing(*args: Any) -> int:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(metrics, "_kept_index", failing)
+    with pytest.raises(RuntimeError, match="boom"):
+        job_outcomes(result)
+    assert gc.isenabled()
+    monkeypatch.undo()
+    gc.collect()
+    gc.disable()
+    try:
+        outcomes = job_outcomes(result)
+        assert outcomes == expected
+        del outcomes
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalstop.core.model import Job, JobId, JobKind
+from evalstop.engine.collector import without_collector
 from evalstop.engine.log import KIND_CODES, EventLog, LogColumns, LogKind
 from evalstop.sim.run import Result
 
@@ -195,6 +196,7 @@ def _events(log: EventLog) -> tuple[dict[JobId, int], list[_Event]]:
     return _evals_seen(columns, kinds, jobs), events
 
 
+@without_collector  # MET-11: library code only, no reference cycles
 def job_outcomes(result: Result) -> dict[JobId, JobOutcome]:
     """The outcome of every job of ``result``, keyed by job id (MET-1 to MET-6), read from
     its log's columns (MET-10)."""
