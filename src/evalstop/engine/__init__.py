@@ -6,7 +6,8 @@
 - :mod:`~evalstop.engine.fast`: :class:`FastSimulator`, the imperative engine that ``simulate``
   runs, proven equal to the pure one on every generated history (spec ``ENG-15``);
 - :mod:`~evalstop.engine.collector`: when a fast run pauses the cyclic garbage collector
-  (spec ``ENG-19``), and the pause a workload's builders run in (spec ``WRK-10``);
+  (spec ``ENG-19``), and the pause a workload's builders and readers run in (``WRK-10``,
+  ``MET-11``);
 - :mod:`~evalstop.engine.arrivals`: the fast engines' pending arrivals, fed into their event
   heap one at a time (spec ``ENG-15``);
 - :mod:`~evalstop.engine.events`, :mod:`~evalstop.engine.queue`, :mod:`~evalstop.engine.log`:

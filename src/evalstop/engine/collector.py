@@ -7,8 +7,9 @@ nothing, yet at 100,000 jobs its scans of the workload's objects cost a sixth of
 other policy or detector is user code that may make cycles, so it runs with the collector as
 it was.
 
-A workload's builders run only the library's code too and make no reference cycles (spec
-``WRK-10``): :func:`without_collector` runs them with the collector paused.
+A workload's builders and the readers of its tables (spec ``WRK-10``) and of a run's outcomes
+(``MET-11``) run only the library's code too and make no reference cycles:
+:func:`without_collector` runs them with the collector paused.
 """
 
 from __future__ import annotations
