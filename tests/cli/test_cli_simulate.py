@@ -1,8 +1,9 @@
-"""``evalstop simulate`` (CLI-1 to CLI-3)."""
+"""``evalstop simulate`` (CLI-1 to CLI-3, CLI-8)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -154,3 +155,22 @@ def test_cli5_json_and_title_name_the_world(capsys: pytest.CaptureFixture[str]) 
     assert json.loads(out)["world"]["sigma"] == 0.07
     _, table, _ = run_cli(capsys, "simulate", "--world", "calibrated", *SMALL)
     assert "world calibrated (sigma " in table.splitlines()[0] + table
+
+
+def test_cli8_a_line_on_stderr_as_each_step_ends(capsys: pytest.CaptureFixture[str]) -> None:
+    """CLI-8: the workload's and the run's lines on stderr, with their figures; stdout the
+    JSON object alone; none with --no-progress; none before an error in the workload."""
+    code, out, err = run_cli(capsys, "simulate", "--json", "--policy", "evalstop+fifo", *SMALL)
+    assert code == 0
+    summary = json.loads(out)
+    built, ran = err.splitlines()
+    assert re.fullmatch(r"simulate: 80 jobs on 16 GPUs built in \d+\.\d s", built)
+    events = f"{summary['events']:,}"
+    assert re.fullmatch(
+        rf"simulate: {re.escape(summary['policy'])}, {events} events in \d+\.\d s", ran
+    )
+    quiet = run_cli(capsys, "simulate", "--json", "--no-progress", *SMALL)
+    assert quiet[0] == 0 and quiet[2] == "" and json.loads(quiet[1])["jobs"] == 80
+    code, out, err = run_cli(capsys, "simulate", "--trace", "no-such-file.csv", *SMALL)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("evalstop: error:")

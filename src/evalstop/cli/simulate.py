@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 from evalstop.cli.cluster_trace import add_trace_arguments, load_trace_workload, trace_spec
@@ -32,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_workload_arguments(parser)
     add_trace_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no line on stderr as each step ends"
+    )
 
 
 def _hours(seconds: float) -> str:
@@ -110,6 +114,21 @@ def _world(config: WorkloadConfig) -> dict[str, Any]:
     }
 
 
+class _Progress:
+    """A line on stderr as each step of the command ends, with its CPU seconds (CLI-8)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.since = time.process_time()
+
+    def __call__(self, what: str) -> None:
+        now = time.process_time()
+        if self.enabled:
+            sys.stderr.write(f"simulate: {what} in {now - self.since:.1f} s\n")
+            sys.stderr.flush()
+        self.since = now
+
+
 def run(args: argparse.Namespace) -> int:
     config = workload_config(args)
     if args.k < 1:
@@ -118,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
         policy = make_policy(args.policy, k=args.k)
     except ValueError as error:
         raise CliError(f"--policy: {error}") from None
+    progress = _Progress(not args.no_progress)
     jobs, gpus, trace = _workload(args, config)
+    progress(f"{len(jobs):,} jobs on {gpus:,} GPUs built")
     result = simulate(jobs, policy, Cluster(gpus=gpus))
+    progress(f"{result.policy}, {result.events:,} events")
     summary = summarize(result, args.seed)
     summary["world"] = _world(config)
     if trace is not None:
