@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,6 @@ _INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38
 _MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
 _PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
 _POOL = 4
-_WORD = 1 << 32  # an index below it is one 32-bit word of the spawn key
 _BLOCK = 512  # the indices whose states CurveStreams.stream derives at once
 
 
@@ -77,7 +77,7 @@ class CurveStreams:
             integer entropy and the default pool size takes numpy's own path.
 
     :meth:`stream` returns one reused generator: a stream is valid until the next call. The
-    states of an index below 2**32 and of the :data:`_BLOCK` indices after it are derived
+    states of an index and of the :data:`_BLOCK` indices after it are derived
     together (:func:`_block_states`, numpy's arithmetic on whole arrays), so that asking for
     indices in increasing order, as a workload's builders do, costs about half as much a
     stream as deriving each alone; any other order gets the same states.
@@ -107,18 +107,11 @@ class CurveStreams:
             key = (*self._parent.spawn_key, index)
             seq = np.random.SeedSequence(self._parent.entropy, spawn_key=key)
             return np.random.Generator(np.random.PCG64(seq))
-        if index >= _WORD:  # two words or more: derived alone
-            hashed, pool = self._hashed, pool[:]
-            for word in _words(index):
-                hashed = _absorb(pool, hashed, word)
-            state, increment = _seeded(_generated(pool))
-        else:
-            offset = index - self._first
-            if not 0 <= offset < len(self._states):
-                count = min(_BLOCK, _WORD - index)
-                self._states = _block_states(pool, self._hashed, index, count)
-                self._first, offset = index, 0
-            state, increment = self._states[offset]
+        offset = index - self._first
+        if not 0 <= offset < len(self._states):
+            self._states = _block_states(pool, self._hashed, index)
+            self._first, offset = index, 0
+        state, increment = self._states[offset]
         self._bits.state = {
             "bit_generator": "PCG64",
             "state": {"state": state, "inc": increment},
@@ -126,17 +119,6 @@ class CurveStreams:
             "uinteger": 0,
         }
         return self._generator
-
-
-def _generated(pool: list[int]) -> list[int]:
-    """``generate_state(4, uint64)`` of a mixed ``pool``, as its eight 32-bit words."""
-    hashed, out = _INIT_B, []
-    for position in range(2 * _POOL):
-        value = pool[position % _POOL] ^ hashed
-        hashed = (hashed * _MULT_B) & _M32
-        value = (value * hashed) & _M32
-        out.append(value ^ (value >> 16))
-    return out
 
 
 def _seeded(out: Sequence[int]) -> tuple[int, int]:
@@ -148,23 +130,33 @@ def _seeded(out: Sequence[int]) -> tuple[int, int]:
     return ((increment + seed) * _PCG_MULT + increment) & _M128, increment
 
 
-def _block_states(pool: list[int], hashed: int, first: int, count: int) -> list[tuple[int, int]]:
-    """(state, increment) of the streams of indices ``first`` to ``first + count - 1``, each
-    below 2**32 (one word): :meth:`CurveStreams.stream`'s arithmetic on uint64 arrays, one
-    element an index (every product of two 32-bit words fits in 64 bits; a difference wraps
-    modulo 2**64, which the mask reduces modulo 2**32 as Python's ``&`` does)."""
-    words = np.arange(first, first + count, dtype=np.uint64)
+def _block_states(pool: list[int], hashed: int, first: int) -> list[tuple[int, int]]:
+    """(state, increment) of the streams of index ``first`` and of up to :data:`_BLOCK` - 1
+    indices after it that have as many 32-bit words: :func:`_absorb` of each index's words,
+    ``generate_state(4, uint64)`` and :func:`_seeded`, on uint64 arrays, one element an index
+    (every product of two 32-bit words fits in 64 bits; a difference wraps modulo 2**64,
+    which the mask reduces modulo 2**32 as Python's ``&`` does)."""
+    count = len(_words(first))
+    end = min(first + _BLOCK, 1 << (32 * count))  # the same number of words
+    if count == 1:
+        columns = [np.arange(first, end, dtype=np.uint64)]
+    else:
+        columns = [
+            np.array([(i >> (32 * k)) & _M32 for i in range(first, end)], dtype=np.uint64)
+            for k in range(count)
+        ]
     mask = np.uint64(_M32)
-    mixed = []
-    for d in range(_POOL):  # _absorb of each index's one word
-        value = words ^ np.uint64(hashed)
-        hashed = (hashed * _MULT_A) & _M32
-        value = (value * np.uint64(hashed)) & mask
-        value ^= value >> np.uint64(16)
-        both = (np.uint64(_MIX_L * pool[d]) - np.uint64(_MIX_R) * value) & mask
-        mixed.append(both ^ (both >> np.uint64(16)))
+    mixed: list[Any] = [np.uint64(entry) for entry in pool]  # arrays after the first word
+    for words in columns:  # _absorb of each index's word
+        for d in range(_POOL):
+            value = words ^ np.uint64(hashed)
+            hashed = (hashed * _MULT_A) & _M32
+            value = (value * np.uint64(hashed)) & mask
+            value ^= value >> np.uint64(16)
+            both = (np.uint64(_MIX_L) * mixed[d] - np.uint64(_MIX_R) * value) & mask
+            mixed[d] = both ^ (both >> np.uint64(16))
     hashed, out = _INIT_B, []
-    for position in range(2 * _POOL):  # _generated
+    for position in range(2 * _POOL):  # generate_state(4, uint64): eight 32-bit words
         value = mixed[position % _POOL] ^ np.uint64(hashed)
         hashed = (hashed * _MULT_B) & _M32
         value = (value * np.uint64(hashed)) & mask
